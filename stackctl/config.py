@@ -1,0 +1,204 @@
+"""stack.yaml: the user's choices, validated once into a `StackConfig`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from stackctl.errors import ConfigError
+from stackctl.profiles import HARDWARE_PROFILES, MODEL_PROFILES, HardwareProfile, ModelProfile
+
+STACK_FILE = "stack.yaml"
+# On unified memory (GB10) the OS, page cache and CUDA graphs share vLLM's pool.
+UNIFIED_MEMORY_MAX_UTILIZATION = 0.70
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_default=True)
+
+
+class Ports(_Strict):
+    """Every service is on host networking, so these are host ports."""
+
+    vllm: int = Field(8000, ge=1, le=65535)
+    proxy: int = Field(4000, ge=1, le=65535)
+    prometheus: int = Field(9090, ge=1, le=65535)
+    grafana: int = Field(3000, ge=1, le=65535)
+    node_exporter: int = Field(9100, ge=1, le=65535)
+    gpu_exporter: int = Field(9835, ge=1, le=65535)
+    http: int = Field(80, ge=1, le=65535)
+    https: int = Field(443, ge=1, le=65535)
+
+
+class Services(_Strict):
+    """Optional services; vLLM, the filter-proxy and nginx are always on."""
+
+    monitoring: bool = True  # prometheus, node-exporter, gpu-exporter (on GPU hosts)
+    grafana: bool = True  # only with monitoring
+    tls: bool = False  # certbot + the HTTPS server block (needs `hostname`)
+
+
+class VllmOptions(_Strict):
+    """Overrides of the model profile's defaults; unset means "use the profile"."""
+
+    image: str = "nvcr.io/nvidia/vllm:25.11-py3"
+    max_model_len: int | None = Field(None, ge=256)
+    max_num_seqs: int | None = Field(None, ge=1)
+    gpu_memory_utilization: float | None = Field(None, gt=0, le=0.98)
+    extra_args: list[str] = Field(default_factory=list)
+    # Local model directory (instead of the profile's Hugging Face id), e.g. the demo model.
+    model_path: str | None = None
+
+    @field_validator("extra_args")
+    @classmethod
+    def _no_secret_flags(cls, args: list[str]) -> list[str]:
+        for arg in args:
+            if arg.split("=", 1)[0] in {"--api-key", "--hf-token"}:
+                raise ValueError(
+                    f"{arg.split('=', 1)[0]} puts a secret in argv (visible in `ps`); "
+                    "set VLLM_API_KEY / HF_TOKEN in .env instead"
+                )
+        return args
+
+
+class StackConfig(_Strict):
+    hardware: str = "generic"
+    model: str = "qwen3.6-27b"
+    runtime: Literal["compose", "native"] = "compose"
+    hostname: str | None = None
+    served_model_name: str | None = None
+    # Client model names (glob patterns allowed) -> the served model.
+    aliases: dict[str, str] = Field(default_factory=dict)
+    services: Services = Field(default_factory=Services)
+    ports: Ports = Field(default_factory=Ports)
+    vllm: VllmOptions = Field(default_factory=VllmOptions)
+    hf_cache: str = "~/.cache/huggingface"
+    # certbot's --config-dir: certificates are read from its live/<hostname>/.
+    letsencrypt_dir: str = "/etc/letsencrypt"
+    # Client networks allowed through nginx (CIDR); empty means everyone.
+    allow_networks: list[str] = Field(default_factory=list)
+
+    @field_validator("hardware")
+    @classmethod
+    def _known_hardware(cls, name: str) -> str:
+        if name not in HARDWARE_PROFILES:
+            raise ValueError(f"unknown profile '{name}'; allowed: {', '.join(HARDWARE_PROFILES)}")
+        return name
+
+    @field_validator("model")
+    @classmethod
+    def _known_model(cls, name: str) -> str:
+        if name not in MODEL_PROFILES:
+            raise ValueError(f"unknown profile '{name}'; allowed: {', '.join(MODEL_PROFILES)}")
+        return name
+
+    @model_validator(mode="after")
+    def _coherent(self) -> StackConfig:
+        reason = self.hardware_profile.unsupported_reason(self.model_profile.quantization)
+        if reason:
+            raise ValueError(f"model '{self.model}' cannot run on hardware '{self.hardware}': {reason}")
+        if not self.hardware_profile.has_gpu and self.model_profile.gpu_only:
+            raise ValueError(
+                f"hardware 'cpu' serves only the demo model; set model: tiny (got '{self.model}')"
+            )
+        utilization = self.vllm.gpu_memory_utilization
+        if self.hardware_profile.unified_memory and utilization and utilization > UNIFIED_MEMORY_MAX_UTILIZATION:
+            raise ValueError(
+                f"vllm.gpu_memory_utilization {utilization} on unified memory ('{self.hardware}') "
+                f"starves the OS, which shares the same pool; use at most {UNIFIED_MEMORY_MAX_UTILIZATION}"
+            )
+        if self.services.tls and not self.hostname:
+            raise ValueError("services.tls needs `hostname` (the public DNS name of this box)")
+        clashes = _port_clashes(self.ports.model_dump(), self.enabled_port_names())
+        if clashes:
+            raise ValueError(f"port clash: {clashes}")
+        return self
+
+    @property
+    def hardware_profile(self) -> HardwareProfile:
+        return HARDWARE_PROFILES[self.hardware]
+
+    @property
+    def model_profile(self) -> ModelProfile:
+        return MODEL_PROFILES[self.model]
+
+    @property
+    def served_name(self) -> str:
+        return self.served_model_name or self.model_profile.served_name
+
+    def enabled_port_names(self) -> set[str]:
+        names = {"vllm", "proxy", "http"}
+        if self.services.tls:
+            names.add("https")
+        if self.services.monitoring:
+            names |= {"prometheus", "node_exporter"}
+            if self.services.grafana:
+                names.add("grafana")
+            if self.hardware_profile.has_gpu:
+                names.add("gpu_exporter")
+        return names
+
+
+def _port_clashes(ports: dict[str, int], enabled: set[str]) -> str:
+    seen: dict[int, str] = {}
+    for name in sorted(enabled):
+        port = ports[name]
+        if port in seen:
+            return f"ports.{seen[port]} and ports.{name} both use {port}"
+        seen[port] = name
+    return ""
+
+
+def parse_stack_config(data: object, source: str = STACK_FILE) -> StackConfig:
+    """Validate already-parsed YAML; every problem becomes one ConfigError line."""
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: expected a mapping of settings at the top level")
+    try:
+        return StackConfig.model_validate(data)
+    except ValidationError as error:
+        raise ConfigError(f"{source}: {describe_validation_error(error)}") from None
+
+
+def load_stack_config(path: Path) -> StackConfig:
+    if not path.exists():
+        raise ConfigError(f"{path} not found; run `stackctl init` to create it")
+    try:
+        data = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as error:
+        raise ConfigError(f"{path}: not valid YAML ({_first_line(str(error))})") from None
+    return parse_stack_config(data, str(path))
+
+
+def describe_validation_error(error: ValidationError) -> str:
+    """The first problem, as `key.path: what is wrong` (one line, names the key)."""
+    first = error.errors()[0]
+    location = ".".join(str(part) for part in first["loc"])
+    if first["type"] == "extra_forbidden":
+        parent = first["loc"][:-1]
+        allowed = _allowed_keys(parent)
+        return f"unknown key '{location}'; allowed keys here: {', '.join(allowed)}"
+    message = first["msg"].removeprefix("Value error, ")
+    if first["type"] == "literal_error":
+        message = message.replace("Input should be", "allowed values are")
+    given = first.get("input")
+    suffix = f" (got {given!r})" if not isinstance(given, dict | list) and location else ""
+    return f"{location + ': ' if location else ''}{message}{suffix}"
+
+
+def _allowed_keys(location: tuple) -> list[str]:
+    model: type[BaseModel] = StackConfig
+    for part in location:
+        annotation = model.model_fields[str(part)].annotation
+        if not (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
+            return []
+        model = annotation
+    return list(model.model_fields)
+
+
+def _first_line(text: str) -> str:
+    return " ".join(text.split())

@@ -1,0 +1,70 @@
+"""Health gates: is a service serving, not merely running."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import httpx
+
+from stackctl.services import HealthGate
+
+POLL_INTERVAL_S = 1.0
+
+
+@dataclass(frozen=True)
+class ProbeResult:
+    healthy: bool
+    detail: str
+
+
+def probe(gate: HealthGate, *, api_key: str | None = None, served_name: str | None = None) -> ProbeResult:
+    """One check. For vLLM, /health answering is not enough: the first real forward pass is
+    where kernel and memory failures show up, so a one-token completion must succeed too."""
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    try:
+        with httpx.Client(timeout=httpx.Timeout(30.0, connect=2.0), trust_env=False) as client:
+            response = client.get(gate.url, headers=headers)
+            if response.status_code >= 400:
+                return ProbeResult(False, f"{gate.url} answered {response.status_code}")
+            if gate.probe != "vllm":
+                return ProbeResult(True, f"{gate.url} answered {response.status_code}")
+            base = gate.url.rsplit("/health", 1)[0]
+            completion = client.post(
+                f"{base}/v1/completions",
+                headers=headers,
+                json={"model": served_name, "prompt": "ping", "max_tokens": 1, "temperature": 0},
+                timeout=120.0,
+            )
+            if completion.status_code != 200:
+                return ProbeResult(False, f"one-token completion answered {completion.status_code}: {completion.text[:200]}")
+            return ProbeResult(True, "serves completions")
+    except httpx.HTTPError as error:
+        return ProbeResult(False, f"{gate.url}: {type(error).__name__}")
+
+
+def wait_until_healthy(
+    gate: HealthGate,
+    timeout_s: float,
+    *,
+    is_alive: Callable[[], bool] = lambda: True,
+    on_tick: Callable[[float, ProbeResult], None] | None = None,
+    api_key: str | None = None,
+    served_name: str | None = None,
+) -> ProbeResult:
+    """Poll until healthy, the process dies (`is_alive` false) or `timeout_s` passes."""
+    started = time.monotonic()
+    result = ProbeResult(False, "not probed yet")
+    while True:
+        elapsed = time.monotonic() - started
+        if not is_alive():
+            return ProbeResult(False, "the process exited")
+        result = probe(gate, api_key=api_key, served_name=served_name)
+        if on_tick:
+            on_tick(elapsed, result)
+        if result.healthy:
+            return result
+        if time.monotonic() - started >= timeout_s:
+            return ProbeResult(False, f"not healthy after {timeout_s:.0f} s ({result.detail})")
+        time.sleep(POLL_INTERVAL_S)

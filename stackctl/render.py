@@ -1,0 +1,120 @@
+"""Render a stack: one merged docker-compose.yml plus the service configs it mounts."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from stackctl.config import StackConfig
+from stackctl.context import Runtime, template_context
+from stackctl.layout import StackLayout
+from stackctl.resources import resource_dir
+from stackctl.services import Service, enabled_service_names, load_services
+from stackctl.templating import render_template
+
+PROJECT_NAME = "stackctl"
+_HEADER = (
+    "# Rendered by `stackctl render` from stack.yaml: edit stack.yaml and render again.\n"
+    "# Secrets stay in .env; this file only references them as ${VAR}.\n"
+    "# Run it without stackctl: docker compose up -d\n"
+)
+# Which rendered config folders each service needs.
+_CONFIG_DIRS = {"prometheus": "prometheus", "grafana": "grafana", "nginx": "nginx"}
+
+
+@dataclass(frozen=True)
+class RenderedProject:
+    compose_file: Path
+    config_files: list[Path]
+    services: list[Service]
+
+
+@dataclass(frozen=True)
+class TlsCertificate:
+    fullchain: str
+    privkey: str
+
+
+def compose_document(services: list[Service]) -> dict[str, Any]:
+    volumes: dict[str, Any] = {}
+    for service in services:
+        volumes.update(service.named_volumes)
+    document: dict[str, Any] = {
+        "name": PROJECT_NAME,
+        "services": {service.name: service.compose for service in services},
+    }
+    if volumes:
+        document["volumes"] = volumes
+    return document
+
+
+def config_context(config: StackConfig, layout: StackLayout, runtime: Runtime) -> dict[str, Any]:
+    """Template values for the rendered service configs (nginx, prometheus, grafana)."""
+    context = template_context(config, layout, runtime)
+    context.update(
+        scrape_interval="10s",
+        gpu_exporter="gpu-exporter" in enabled_service_names(config),
+        hostname=config.hostname,
+        allow_networks=config.allow_networks,
+        # Unique per stack: the duplicate-upstream trap (two sites defining one name) stops nginx.
+        upstream_name=f"stackctl_filter_proxy_{config.ports.proxy}",
+        acme_root="/var/www/acme" if runtime == "compose" else str(layout.data / "acme"),
+        tls_certificate=find_tls_certificate(config, "/etc/letsencrypt" if runtime == "compose" else None),
+        nginx_user="root" if runtime == "native" and os.geteuid() == 0 else None,
+    )
+    context["paths"] = {**context["paths"], "state": str(layout.state), "rendered": str(layout.rendered)}
+    return context
+
+
+def find_tls_certificate(config: StackConfig, mounted_at: str | None = None) -> TlsCertificate | None:
+    """HTTP-only until a certificate exists; then the TLS server block is rendered.
+
+    `mounted_at`: where nginx sees certbot's directory (inside the container under Compose)."""
+    if not (config.services.tls and config.hostname):
+        return None
+    host_dir = Path(config.letsencrypt_dir).expanduser()
+    if not all((host_dir / "live" / config.hostname / name).exists() for name in ("fullchain.pem", "privkey.pem")):
+        return None
+    live = Path(mounted_at or host_dir) / "live" / config.hostname
+    return TlsCertificate(str(live / "fullchain.pem"), str(live / "privkey.pem"))
+
+
+def render_configs(config: StackConfig, layout: StackLayout, runtime: Runtime) -> dict[Path, str]:
+    """Relative path under `rendered/` -> file text, for the enabled services."""
+    enabled = enabled_service_names(config)
+    context = config_context(config, layout, runtime)
+    files: dict[Path, str] = {}
+    for service, folder in _CONFIG_DIRS.items():
+        if service not in enabled:
+            continue
+        source = resource_dir(folder)
+        for path in sorted(source.rglob("*")):
+            if not path.is_file():
+                continue
+            relative = Path(folder) / path.relative_to(source)
+            if path.suffix == ".j2":
+                files[relative.with_suffix("")] = render_template(path.read_text(), context, name=str(relative))
+            else:
+                files[relative] = path.read_text()
+    if runtime == "compose":
+        files.pop(Path("nginx/nginx.conf"), None)  # the image brings its own main config
+    return files
+
+
+def render_project(config: StackConfig, layout: StackLayout, runtime: Runtime = "compose") -> RenderedProject:
+    """Write docker-compose.yml and rendered/ into the stack directory."""
+    services = load_services(config, template_context(config, layout, runtime))
+    layout.root.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    for relative, text in render_configs(config, layout, runtime).items():
+        target = layout.rendered / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+        written.append(target)
+    compose_text = _HEADER + yaml.safe_dump(compose_document(services), sort_keys=False, width=1000)
+    layout.compose_file.write_text(compose_text)
+    return RenderedProject(layout.compose_file, written, services)

@@ -1,0 +1,1 @@
+"""Runtimes that run a stack's services: Compose (production) and native processes."""

@@ -1,0 +1,143 @@
+"""The service model: one Compose fragment per service, read into typed `Service` values."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from graphlib import CycleError, TopologicalSorter
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from stackctl.config import StackConfig
+from stackctl.errors import StackError
+from stackctl.resources import resource_dir
+from stackctl.templating import fill
+
+EXTENSION_KEY = "x-stackctl"
+
+
+class _HealthBlock(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    url: str
+    probe: Literal["http", "vllm"] = "http"
+
+
+class _NativeBlock(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    command: list[str]
+    environment: dict[str, str] = {}
+
+
+class _ExtensionBlock(BaseModel):
+    """The `x-stackctl:` block: what only stackctl needs; Compose ignores `x-` keys."""
+
+    model_config = ConfigDict(extra="forbid")
+    health: _HealthBlock | None = None
+    start_timeout: float = 120
+    log_hint: str | None = None
+    native: _NativeBlock | None = None
+
+
+@dataclass(frozen=True)
+class HealthGate:
+    url: str
+    # `vllm`: /health answers AND a one-token completion succeeds.
+    probe: Literal["http", "vllm"] = "http"
+
+
+@dataclass(frozen=True)
+class NativeCommand:
+    argv: tuple[str, ...]
+    # May hold Compose-style ${VAR} references, resolved from .env at start time.
+    environment: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Service:
+    name: str
+    compose: dict[str, Any]  # the Compose service body, placeholders filled, x-stackctl removed
+    depends_on: tuple[str, ...]
+    health: HealthGate | None
+    start_timeout: float
+    native: NativeCommand | None
+    named_volumes: dict[str, Any]
+
+
+def enabled_service_names(config: StackConfig) -> set[str]:
+    names = {"vllm", "filter-proxy", "nginx"}
+    if config.services.monitoring:
+        names |= {"prometheus", "node-exporter"}
+        if config.services.grafana:
+            names.add("grafana")
+        if config.hardware_profile.has_gpu:
+            names.add("gpu-exporter")
+    if config.services.tls:
+        names.add("certbot")
+    return names
+
+
+def fragment_paths() -> dict[str, Path]:
+    return {path.stem: path for path in sorted(resource_dir("compose").glob("*.yml"))}
+
+
+def load_services(config: StackConfig, context: dict[str, Any]) -> list[Service]:
+    """The enabled services, placeholders filled, in dependency order (dependencies first)."""
+    enabled = enabled_service_names(config)
+    fragments = fragment_paths()
+    missing = enabled - fragments.keys()
+    if missing:
+        raise StackError(f"no Compose fragment for {', '.join(sorted(missing))} in {resource_dir('compose')}")
+    services = {name: _load_fragment(name, fragments[name], context, enabled) for name in enabled}
+    return order_by_dependencies(services)
+
+
+def order_by_dependencies(services: dict[str, Service]) -> list[Service]:
+    graph = {name: set(service.depends_on) for name, service in sorted(services.items())}
+    try:
+        order = list(TopologicalSorter(graph).static_order())
+    except CycleError as error:
+        raise StackError(f"service dependencies form a cycle: {' -> '.join(error.args[1])}") from None
+    return [services[name] for name in order]
+
+
+def _load_fragment(name: str, path: Path, context: dict[str, Any], enabled: set[str]) -> Service:
+    try:
+        document = yaml.safe_load(path.read_text())
+        body = dict(document["services"][name])
+    except (yaml.YAMLError, KeyError, TypeError) as error:
+        raise StackError(f"{path}: not a Compose fragment defining service '{name}' ({error})") from None
+    try:
+        extension = _ExtensionBlock.model_validate(body.pop(EXTENSION_KEY, {}) or {})
+    except ValidationError as error:
+        raise StackError(f"{path}: invalid {EXTENSION_KEY} block: {error.errors()[0]['msg']}") from None
+    body = fill(body, context)
+    depends_on = _enabled_dependencies(body, enabled)
+    native = None
+    if extension.native is not None:
+        native_block = fill(extension.native.model_dump(), context)
+        native = NativeCommand(tuple(native_block["command"]), native_block["environment"])
+    health = None
+    if extension.health is not None:
+        health = HealthGate(fill(extension.health.url, context), extension.health.probe)
+    return Service(
+        name=name,
+        compose=body,
+        depends_on=depends_on,
+        health=health,
+        start_timeout=extension.start_timeout,
+        native=native,
+        named_volumes=fill(document.get("volumes") or {}, context),
+    )
+
+
+def _enabled_dependencies(body: dict[str, Any], enabled: set[str]) -> tuple[str, ...]:
+    """Drop dependencies on services this stack does not run (e.g. grafana without TLS)."""
+    declared = body.get("depends_on") or {}
+    kept = {name: rule for name, rule in declared.items() if name in enabled}
+    if kept:
+        body["depends_on"] = kept
+    else:
+        body.pop("depends_on", None)
+    return tuple(sorted(kept))

@@ -1,0 +1,74 @@
+"""Rendered configs checked by the real tools: `nginx -t` and `promtool check config`."""
+
+import shutil
+import subprocess
+
+import pytest
+
+from stackctl.config import parse_stack_config
+from stackctl.layout import StackLayout
+from stackctl.render import render_project
+
+pytestmark = pytest.mark.integration
+
+
+def require(tool: str) -> str:
+    path = shutil.which(tool) or shutil.which(tool, path="/usr/sbin:/usr/bin")
+    assert path, f"{tool} is not installed: run .ci/run (or apt-get install nginx prometheus)"
+    return path
+
+
+def nginx_test(layout: StackLayout) -> subprocess.CompletedProcess:
+    (layout.state / "nginx").mkdir(parents=True, exist_ok=True)
+    (layout.state / "logs").mkdir(parents=True, exist_ok=True)
+    return subprocess.run(
+        [require("nginx"), "-t", "-c", str(layout.rendered / "nginx/nginx.conf"), "-p", str(layout.state / "nginx")],
+        capture_output=True, text=True,
+    )
+
+
+def self_signed(directory, hostname):
+    live = directory / "live" / hostname
+    live.mkdir(parents=True)
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", f"/CN={hostname}",
+         "-keyout", str(live / "privkey.pem"), "-out", str(live / "fullchain.pem")],
+        check=True, capture_output=True,
+    )
+
+
+def test_http_site_passes_nginx_t(tmp_path):
+    layout = StackLayout(tmp_path)
+    config = parse_stack_config({"hardware": "cpu", "model": "tiny", "ports": {"http": 18080},
+                                 "allow_networks": ["192.168.1.0/24"]})
+    render_project(config, layout, runtime="native")
+    result = nginx_test(layout)
+    assert result.returncode == 0, result.stderr
+    site = (layout.rendered / "nginx/stackctl-site.conf").read_text()
+    for directive in ("proxy_buffering off", "proxy_cache off", "X-Accel-Buffering no", "proxy_read_timeout 3600s",
+                      "proxy_send_timeout 3600s", "client_max_body_size 64m", "proxy_http_version 1.1",
+                      "allow 192.168.1.0/24", "deny all", "upstream stackctl_filter_proxy_4000"):
+        assert directive in site, directive
+    assert "ssl_certificate" not in site  # HTTP-only until a certificate exists
+
+
+def test_tls_site_with_certificate_passes_nginx_t(tmp_path):
+    layout = StackLayout(tmp_path / "stack")
+    self_signed(tmp_path / "le", "llm.example.org")
+    config = parse_stack_config({"hostname": "llm.example.org", "services": {"tls": True},
+                                 "letsencrypt_dir": str(tmp_path / "le"), "ports": {"http": 18080, "https": 18443}})
+    render_project(config, layout, runtime="native")
+    result = nginx_test(layout)
+    assert result.returncode == 0, result.stderr
+    site = (layout.rendered / "nginx/stackctl-site.conf").read_text()
+    assert "return 301 https://" in site and "listen 18443 ssl" in site
+    assert str(tmp_path / "le" / "live" / "llm.example.org" / "fullchain.pem") in site
+
+
+def test_prometheus_config_passes_promtool(tmp_path):
+    for hardware, model in (("rtx-pro-6000", "qwen3.6-27b"), ("cpu", "tiny")):
+        layout = StackLayout(tmp_path / hardware)
+        render_project(parse_stack_config({"hardware": hardware, "model": model}), layout)
+        result = subprocess.run([require("promtool"), "check", "config", str(layout.rendered / "prometheus/prometheus.yml")],
+                                capture_output=True, text=True)
+        assert result.returncode == 0, result.stdout + result.stderr

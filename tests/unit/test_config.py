@@ -1,0 +1,95 @@
+import pytest
+
+from stackctl.config import parse_stack_config
+from stackctl.errors import ConfigError
+from stackctl.profiles import HARDWARE_PROFILES, MODEL_PROFILES
+
+
+def error_for(data: dict) -> str:
+    with pytest.raises(ConfigError) as caught:
+        parse_stack_config(data)
+    message = str(caught.value)
+    assert "\n" not in message
+    assert caught.value.exit_code == 2
+    return message
+
+
+def test_defaults_are_valid():
+    config = parse_stack_config({})
+    assert config.hardware == "generic"
+    assert config.ports.vllm == 8000 and config.ports.proxy == 4000
+    assert config.served_name == MODEL_PROFILES[config.model].served_name
+
+
+def test_unknown_top_level_key_names_key_and_allowed_keys():
+    message = error_for({"modle": "qwen3-32b"})
+    assert "unknown key 'modle'" in message
+    assert "model" in message and "hardware" in message
+
+
+def test_unknown_nested_key_names_full_path():
+    message = error_for({"services": {"graphana": True}})
+    assert "services.graphana" in message
+    assert "grafana" in message and "monitoring" in message
+
+
+def test_wrong_type_names_key_and_value():
+    message = error_for({"ports": {"vllm": "eight thousand"}})
+    assert "ports.vllm" in message and "eight thousand" in message
+
+
+def test_unknown_profiles_list_allowed_values():
+    message = error_for({"hardware": "rtx-5090"})
+    assert "hardware" in message and "rtx-5090" in message
+    for name in HARDWARE_PROFILES:
+        assert name in message
+    message = error_for({"model": "llama"})
+    for name in MODEL_PROFILES:
+        assert name in message
+
+
+def test_runtime_literal_lists_choices():
+    message = error_for({"runtime": "podman"})
+    assert "runtime" in message and "compose" in message and "native" in message
+
+
+def test_mxfp4_on_dgx_spark_is_refused_with_reason():
+    message = error_for({"hardware": "dgx-spark", "model": "gpt-oss-120b"})
+    assert "sm_121" in message and "MXFP4" in message
+
+
+def test_mxfp4_on_rtx_pro_6000_is_fine():
+    assert parse_stack_config({"hardware": "rtx-pro-6000", "model": "gpt-oss-120b"}).model == "gpt-oss-120b"
+
+
+def test_port_clash_between_enabled_services():
+    message = error_for({"ports": {"prometheus": 8000}})
+    assert "ports.prometheus" in message and "ports.vllm" in message and "8000" in message
+
+
+def test_port_of_disabled_service_may_overlap():
+    config = parse_stack_config({"services": {"monitoring": False}, "ports": {"prometheus": 8000}})
+    assert config.ports.prometheus == 8000
+
+
+def test_tls_needs_hostname():
+    assert "hostname" in error_for({"services": {"tls": True}})
+
+
+def test_cpu_hardware_only_serves_the_demo_model():
+    assert "tiny" in error_for({"hardware": "cpu", "model": "qwen3-32b"})
+    assert parse_stack_config({"hardware": "cpu", "model": "tiny"}).model == "tiny"
+
+
+def test_secret_flags_in_extra_args_are_refused():
+    message = error_for({"vllm": {"extra_args": ["--api-key=abc"]}})
+    assert "VLLM_API_KEY" in message and "abc" not in message.split("got")[0]
+
+
+def test_unified_memory_refuses_starving_utilization():
+    message = error_for({"hardware": "dgx-spark", "vllm": {"gpu_memory_utilization": 0.9}})
+    assert "0.7" in message and "unified" in message
+
+
+def test_top_level_must_be_mapping():
+    assert "mapping" in error_for(["hardware"])  # type: ignore[arg-type]

@@ -1,0 +1,104 @@
+"""Rendering for every valid hardware x model profile, validated against the Compose spec."""
+
+import itertools
+import json
+from importlib import resources
+
+import jsonschema
+import pytest
+import yaml
+
+from stackctl.config import parse_stack_config
+from stackctl.envfile import ensure_secrets, secret_values
+from stackctl.errors import ConfigError
+from stackctl.layout import StackLayout
+from stackctl.profiles import HARDWARE_PROFILES, MODEL_PROFILES
+from stackctl.render import render_project
+
+
+@pytest.fixture(scope="module")
+def compose_schema() -> jsonschema.protocols.Validator:
+    # check-jsonschema vendors the official Compose specification schema.
+    schema_file = resources.files("check_jsonschema.builtin_schemas.vendor") / "compose-spec.json"
+    schema = json.loads(schema_file.read_text())
+    return jsonschema.validators.validator_for(schema)(schema)
+
+
+def combinations():
+    for hardware, model in itertools.product(HARDWARE_PROFILES, MODEL_PROFILES):
+        try:
+            parse_stack_config({"hardware": hardware, "model": model})
+        except ConfigError:
+            continue
+        yield hardware, model
+
+
+COMBINATIONS = list(combinations())
+
+
+def test_the_matrix_covers_every_profile():
+    assert {hardware for hardware, _ in COMBINATIONS} == set(HARDWARE_PROFILES)
+    assert {model for _, model in COMBINATIONS} == set(MODEL_PROFILES)
+    assert len(COMBINATIONS) >= 16
+
+
+@pytest.mark.parametrize(("hardware", "model"), COMBINATIONS)
+@pytest.mark.parametrize("tls", [False, True])
+def test_rendered_project_is_valid_compose_on_host_network_without_secrets(tmp_path, compose_schema, hardware, model, tls):
+    layout = StackLayout(tmp_path)
+    ensure_secrets(layout.env_file)
+    choices = {"hardware": hardware, "model": model, "services": {"tls": tls}}
+    if tls:
+        choices["hostname"] = "llm.example.org"
+    project = render_project(parse_stack_config(choices), layout)
+
+    document = yaml.safe_load(project.compose_file.read_text())
+    compose_schema.validate(document)
+    assert document["services"], "no services rendered"
+    for name, service in document["services"].items():
+        assert service["network_mode"] == "host", name
+        assert "x-stackctl" not in service
+    expected = {"vllm", "filter-proxy", "nginx", "prometheus", "node-exporter", "grafana"}
+    if HARDWARE_PROFILES[hardware].has_gpu:
+        expected.add("gpu-exporter")
+    if tls:
+        expected.add("certbot")
+    assert set(document["services"]) == expected
+
+    vllm = document["services"]["vllm"]
+    assert vllm["gpus"] == "all" and vllm["ipc"] == "host"
+    assert vllm["environment"]["VLLM_API_KEY"].startswith("${VLLM_API_KEY")
+    assert any(volume.endswith(":/root/.cache/huggingface") for volume in vllm["volumes"])
+
+    rendered_text = [project.compose_file.read_text(), *(path.read_text() for path in project.config_files)]
+    for secret in secret_values(layout.env_file):
+        assert all(secret not in text for text in rendered_text), "a secret leaked into a rendered file"
+
+
+def test_depends_on_follows_enabled_services(tmp_path):
+    config = parse_stack_config({"services": {"monitoring": False}})
+    project = render_project(config, StackLayout(tmp_path))
+    names = [service.name for service in project.services]
+    assert names == ["vllm", "filter-proxy", "nginx"]
+    document = yaml.safe_load(project.compose_file.read_text())
+    assert document["services"]["nginx"]["depends_on"] == {"filter-proxy": {"condition": "service_healthy"}}
+    assert not (tmp_path / "rendered" / "prometheus").exists()
+
+
+def test_local_demo_model_is_mounted_into_the_container(tmp_path):
+    config = parse_stack_config({"hardware": "cpu", "model": "tiny", "vllm": {"model_path": str(tmp_path / "m")}})
+    document = yaml.safe_load(render_project(config, StackLayout(tmp_path)).compose_file.read_text())
+    vllm = document["services"]["vllm"]
+    assert f"{tmp_path / 'm'}:/models/local:ro" in vllm["volumes"]
+    assert vllm["command"][vllm["command"].index("--model") + 1] == "/models/local"
+
+
+def test_prometheus_scrapes_every_enabled_exporter(tmp_path):
+    project = render_project(parse_stack_config({"hardware": "rtx-pro-6000"}), StackLayout(tmp_path))
+    prometheus = yaml.safe_load((tmp_path / "rendered/prometheus/prometheus.yml").read_text())
+    targets = {job["job_name"]: job["static_configs"][0]["targets"][0] for job in prometheus["scrape_configs"]}
+    assert targets["vllm"] == "127.0.0.1:8000"
+    assert targets["filter-proxy"] == "127.0.0.1:4000"
+    assert targets["node"] == "127.0.0.1:9100"
+    assert targets["gpu"] == "127.0.0.1:9835"
+    assert project.compose_file.exists()
