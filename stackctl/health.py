@@ -53,7 +53,8 @@ def wait_until_healthy(
     api_key: str | None = None,
     served_name: str | None = None,
 ) -> ProbeResult:
-    """Poll until healthy, the process dies (`is_alive` false) or `timeout_s` passes."""
+    """Poll until healthy, the process dies (`is_alive` false) or `timeout_s` passes; returns the
+    last check's result."""
     started = time.monotonic()
     result = ProbeResult(False, "not probed yet")
     while True:
@@ -66,5 +67,5 @@ def wait_until_healthy(
         if result.healthy:
             return result
         if time.monotonic() - started >= timeout_s:
-            return ProbeResult(False, f"not healthy after {timeout_s:.0f} s ({result.detail})")
+            return result  # the last check says why
         time.sleep(POLL_INTERVAL_S)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from graphlib import CycleError, TopologicalSorter
 from pathlib import Path
 from typing import Any, Literal
@@ -27,7 +27,8 @@ class _HealthBlock(BaseModel):
 class _NativeBlock(BaseModel):
     model_config = ConfigDict(extra="forbid")
     command: list[str]
-    environment: dict[str, str] = {}
+    # Like Compose: a mapping, or a list of KEY=VALUE (a list can splice in `{{ a_list }}`).
+    environment: dict[str, str] | list[str] = {}
 
 
 class _ExtensionBlock(BaseModel):
@@ -90,6 +91,9 @@ def load_services(config: StackConfig, context: dict[str, Any]) -> list[Service]
     if missing:
         raise StackError(f"no Compose fragment for {', '.join(sorted(missing))} in {resource_dir('compose')}")
     services = {name: _load_fragment(name, fragments[name], context, enabled) for name in enabled}
+    for name, seconds in config.start_timeouts.items():
+        if name in services:
+            services[name] = replace(services[name], start_timeout=seconds)
     return order_by_dependencies(services)
 
 
@@ -117,7 +121,7 @@ def _load_fragment(name: str, path: Path, context: dict[str, Any], enabled: set[
     native = None
     if extension.native is not None:
         native_block = fill(extension.native.model_dump(), context)
-        native = NativeCommand(tuple(native_block["command"]), native_block["environment"])
+        native = NativeCommand(tuple(native_block["command"]), environment_mapping(native_block["environment"]))
     health = None
     if extension.health is not None:
         health = HealthGate(fill(extension.health.url, context), extension.health.probe)
@@ -130,6 +134,16 @@ def _load_fragment(name: str, path: Path, context: dict[str, Any], enabled: set[
         native=native,
         named_volumes=fill(document.get("volumes") or {}, context),
     )
+
+
+def environment_mapping(environment: dict[str, Any] | list[str] | None) -> dict[str, str]:
+    """Compose's two spellings of `environment` as one mapping."""
+    if not environment:
+        return {}
+    if isinstance(environment, dict):
+        return {key: "" if value is None else str(value) for key, value in environment.items()}
+    pairs = (item.split("=", 1) for item in environment)
+    return {pair[0]: pair[1] if len(pair) > 1 else "" for pair in pairs}
 
 
 def _enabled_dependencies(body: dict[str, Any], enabled: set[str]) -> tuple[str, ...]:

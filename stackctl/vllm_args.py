@@ -24,9 +24,9 @@ def vllm_args(config: StackConfig, *, model_ref: str | None = None) -> list[str]
         "--served-model-name", config.served_name,
         "--host", "127.0.0.1",
         "--port", str(config.ports.vllm),
-        # `auto` takes the checkpoint's dtype (FP8 checkpoints carry their own quantization
-        # config); `--dtype fp8` is not a valid choice and vLLM refuses to start with it.
-        "--dtype", "auto",
+        # `auto` on GPUs takes the checkpoint's dtype (FP8 checkpoints carry their own
+        # quantization config); `--dtype fp8` is not a valid choice and vLLM refuses it.
+        "--dtype", hardware.dtype,
         "--max-model-len", str(options.max_model_len or model.max_model_len),
         "--max-num-seqs", str(options.max_num_seqs or model.max_num_seqs),
         "--enable-auto-tool-choice",
@@ -40,6 +40,7 @@ def vllm_args(config: StackConfig, *, model_ref: str | None = None) -> list[str]
     utilization = options.gpu_memory_utilization or hardware.gpu_memory_utilization
     if utilization is not None and hardware.has_gpu:
         args += ["--gpu-memory-utilization", f"{utilization:.2f}"]
+    args += list(hardware.vllm_flags)
     args += list(model.extra_args)
     args += options.extra_args
     return args

@@ -17,6 +17,11 @@ class HardwareProfile:
     sm: str | None
     gpu_memory_utilization: float | None
     has_gpu: bool = True
+    # vLLM's --dtype: `auto` takes the checkpoint's dtype (never `fp8`, which vLLM rejects).
+    dtype: str = "auto"
+    # Flags and environment the engine needs on this hardware (the CPU build has its own).
+    vllm_flags: tuple[str, ...] = ()
+    vllm_environment: tuple[tuple[str, str], ...] = ()
     # Weight formats whose kernels do not run on this GPU, with the reason shown to the user.
     unsupported_quantizations: tuple[tuple[str, str], ...] = ()
 
@@ -69,6 +74,28 @@ HARDWARE_PROFILES: dict[str, HardwareProfile] = {
             sm=None,
             gpu_memory_utilization=None,
             has_gpu=False,
+            # float32 runs fast on every x86 CPU; bfloat16 needs AVX512-BF16/AMX.
+            dtype="float32",
+            vllm_flags=(
+                # torch.compile warm-up took ~35 s of the start on 2 cores; eager is plenty
+                # for a tiny model.
+                "--enforce-eager",
+                # One worker inside the engine process: no extra process to import torch (~10 s).
+                "--distributed-executor-backend",
+                "uni",
+            ),
+            vllm_environment=(
+                # The CPU backend reserves its KV cache from RAM up front (GiB).
+                ("VLLM_CPU_KVCACHE_SPACE", "1"),
+                ("VLLM_ENABLE_V1_MULTIPROCESSING", "0"),
+                # vLLM's internal sockets on loopback, not the host's first interface.
+                ("VLLM_HOST_IP", "127.0.0.1"),
+                # A local model directory needs no hub; the machines we run on have none.
+                ("HF_HUB_OFFLINE", "1"),
+                ("TRANSFORMERS_OFFLINE", "1"),
+                ("VLLM_NO_USAGE_STATS", "1"),
+                ("DO_NOT_TRACK", "1"),
+            ),
         ),
     )
 }

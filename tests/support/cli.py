@@ -9,7 +9,8 @@ from pathlib import Path
 
 
 def run_cli(*args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
-    environment = {**os.environ, **(env or {})}
+    # A wide virtual terminal: tables are not wrapped, so tests read whole rows.
+    environment = {**os.environ, "COLUMNS": "200", **(env or {})}
     environment.pop("STACKCTL_DIR", None)
     return subprocess.run(
         [sys.executable, "-m", "stackctl", *args],

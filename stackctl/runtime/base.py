@@ -1,0 +1,47 @@
+"""What every runtime offers the CLI: the same verbs, events and status rows."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+from stackctl.errors import ServiceFailed
+from stackctl.services import Service
+
+EventKind = Literal["running", "starting", "restarting", "waiting", "healthy"]
+
+
+@dataclass(frozen=True)
+class ServiceEvent:
+    service: Service
+    kind: EventKind
+    elapsed_s: float = 0.0
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class ServiceStatus:
+    name: str
+    state: str  # running | dead | stopped | (Compose's container states)
+    pid: int | None
+    healthy: bool | None
+    url: str | None
+    uptime_s: float | None
+    detail: str
+
+
+class ServiceStartFailed(ServiceFailed):
+    """A service exited or missed its health gate; carries the log tail and a hint."""
+
+    def __init__(self, message: str, log_tail: list[str] | None = None, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.log_tail = log_tail or []
+        self.hint = hint
+
+
+class Runtime(Protocol):
+    def up(self, services: list[Service], on_event: Callable[[ServiceEvent], None]) -> None: ...
+    def down(self, services: list[Service]) -> list[str]: ...
+    def status(self, services: list[Service]) -> list[ServiceStatus]: ...
+    def logs(self, service: str, follow: bool) -> Iterator[str]: ...

@@ -1,0 +1,225 @@
+"""The native runtime: the same service definitions, run as supervised local processes."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from pydantic import ValidationError
+
+from stackctl.envfile import read_env
+from stackctl.errors import StackError
+from stackctl.health import ProbeResult, probe, wait_until_healthy
+from stackctl.interpolate import interpolate
+from stackctl.render import render_project
+from stackctl.runtime.base import ServiceEvent, ServiceStartFailed, ServiceStatus
+from stackctl.runtime.hints import hint_for
+from stackctl.runtime.processes import ProcessRecord, is_running, last_line, start_process, stop_process, tail, uptime_s
+from stackctl.services import Service, environment_mapping
+from stackctl.stack import Stack
+
+LOG_TAIL_LINES = 30
+# vLLM frees its KV cache and workers on SIGTERM; give it longer than the small services.
+STOP_GRACE_S = {"vllm": 30.0}
+DEFAULT_STOP_GRACE_S = 10.0
+# Where a missing native binary comes from, for the error message.
+PACKAGE_HINTS = {
+    "prometheus": "apt-get install prometheus",
+    "prometheus-node-exporter": "apt-get install prometheus-node-exporter",
+    "nginx": "apt-get install nginx",
+    "grafana": "Grafana's apt repository (grafana package), or set services.grafana: false",
+}
+
+class NativeRuntime:
+    def __init__(self, stack: Stack) -> None:
+        self.stack = stack
+        self.layout = stack.layout
+        self.records_dir = self.layout.state / "pids"
+
+    # -- records ---------------------------------------------------------------------------
+
+    def _record_path(self, name: str) -> Path:
+        return self.records_dir / f"{name}.json"
+
+    def record(self, name: str) -> ProcessRecord | None:
+        path = self._record_path(name)
+        try:
+            return ProcessRecord.model_validate_json(path.read_text())
+        except (OSError, ValidationError):
+            return None
+
+    def _save(self, record: ProcessRecord) -> None:
+        self.records_dir.mkdir(parents=True, exist_ok=True)
+        self._record_path(record.service).write_text(record.model_dump_json())
+
+    def _forget(self, name: str) -> None:
+        self._record_path(name).unlink(missing_ok=True)
+
+    # -- up --------------------------------------------------------------------------------
+
+    def up(self, services: list[Service], on_event: Callable[[ServiceEvent], None] = lambda _event: None) -> None:
+        """Start what is not healthy, in order, each behind its gate. On failure, stop what this
+        call started and raise ServiceStartFailed (log tail + hint)."""
+        self._prepare_directories()
+        render_project(self.stack.config, self.layout, runtime="native")
+        variables = {**read_env(self.layout.env_file), **os.environ}
+        running = {service.name for service in services if self._is_running(service.name)}
+        to_start = [service for service in services if service.name not in running]
+        self._preflight(to_start)
+        started: list[Service] = []
+        try:
+            for service in services:
+                if service.name in running:
+                    result = self._probe(service)
+                    if result.healthy:
+                        on_event(ServiceEvent(service, "running", detail=result.detail))
+                        continue
+                else:
+                    was_dead = self.record(service.name) is not None
+                    self._stop(service.name)  # leftovers of a dead run's process group
+                    on_event(ServiceEvent(service, "restarting" if was_dead else "starting"))
+                    self._save(self._start(service, variables))
+                    started.append(service)
+                self._wait_healthy(service, on_event)
+        except BaseException:
+            for service in reversed(started):
+                self._stop(service.name)
+            raise
+
+    def _start(self, service: Service, variables: dict[str, str]) -> ProcessRecord:
+        assert service.native is not None
+        environment = dict(os.environ)
+        declared = {**environment_mapping(service.compose.get("environment")), **service.native.environment}
+        for key, value in declared.items():
+            environment[key] = interpolate(value, variables)
+        log_file = self.layout.logs / f"{service.name}.log"
+        return start_process(service.name, list(service.native.argv), environment, log_file, self.layout.state)
+
+    def _wait_healthy(self, service: Service, on_event: Callable[[ServiceEvent], None]) -> None:
+        record = self.record(service.name)
+        if record is None or service.health is None:
+            return
+        log_file = Path(record.log_file)
+
+        def tick(elapsed: float, _result: ProbeResult) -> None:
+            on_event(ServiceEvent(service, "waiting", elapsed, last_line(log_file, record.log_offset)))
+
+        result = wait_until_healthy(
+            service.health, service.start_timeout, is_alive=lambda: is_running(record), on_tick=tick,
+            api_key=self._api_key(), served_name=self.stack.config.served_name,
+        )
+        if result.healthy:
+            on_event(ServiceEvent(service, "healthy", detail=result.detail))
+            return
+        log_tail = tail(log_file, LOG_TAIL_LINES, record.log_offset)
+        exited = not is_running(record)
+        what = "exited during start" if exited else f"did not become healthy in {service.start_timeout:.0f} s"
+        detail = "" if exited else f" (last check: {result.detail})"
+        raise ServiceStartFailed(f"{service.name} {what}{detail}; full log: {log_file}", log_tail, hint_for(log_tail))
+
+    def _preflight(self, services: list[Service]) -> None:
+        """Fail before starting anything: missing binaries, ports held by someone else."""
+        for service in services:
+            if service.native is None:
+                raise StackError(
+                    f"{service.name} has no native command; disable it in stack.yaml or use --runtime compose"
+                )
+            program = service.native.argv[0]
+            if not (Path(program).is_file() or shutil.which(program)):
+                hint = PACKAGE_HINTS.get(program, f"install {program}")
+                raise StackError(f"{service.name} needs `{program}`, which is not installed: {hint}")
+            port = service_port(service)
+            if port is not None and port_in_use(port):
+                raise StackError(
+                    f"port {port} ({service.name}) is already in use by another process; stop it "
+                    f"(`ss -ltnp 'sport = :{port}'`) or change its port under `ports:` in stack.yaml"
+                )
+
+    def _prepare_directories(self) -> None:
+        for directory in (self.layout.logs, self.layout.state / "nginx", self.layout.data / "acme",
+                          self.layout.data / "prometheus", self.layout.data / "grafana"):
+            directory.mkdir(parents=True, exist_ok=True)
+
+    # -- down / status -----------------------------------------------------------------------
+
+    def down(self, services: list[Service]) -> list[str]:
+        """Stop every service this stack started, dependents first. Data directories stay."""
+        names = [service.name for service in reversed(services)]
+        if self.records_dir.exists():
+            names += sorted(path.stem for path in self.records_dir.glob("*.json") if path.stem not in names)
+        return [name for name in names if self._stop(name)]
+
+    def _stop(self, name: str) -> bool:
+        record = self.record(name)
+        if record is None:
+            return False
+        stopped = stop_process(record, STOP_GRACE_S.get(name, DEFAULT_STOP_GRACE_S))
+        self._forget(name)
+        return stopped
+
+    def status(self, services: list[Service]) -> list[ServiceStatus]:
+        rows = []
+        for service in services:
+            record = self.record(service.name)
+            url = service.health.url if service.health else None
+            if record is None:
+                rows.append(ServiceStatus(service.name, "stopped", None, None, url, None, ""))
+            elif not is_running(record):
+                detail = last_line(Path(record.log_file), record.log_offset)
+                rows.append(ServiceStatus(service.name, "dead", record.pid, False, url, None, detail))
+            else:
+                result = self._probe(service)
+                rows.append(ServiceStatus(
+                    service.name, "running", record.pid, result.healthy if service.health else None, url,
+                    uptime_s(record), result.detail,
+                ))
+        return rows
+
+    def logs(self, service: str, follow: bool) -> Iterator[str]:
+        path = self.layout.logs / f"{service}.log"
+        if not path.exists():
+            raise StackError(f"no log for '{service}' yet in {self.layout.logs}; has it been started?")
+        with path.open(errors="replace") as handle:
+            yield from handle
+            while follow:
+                line = handle.readline()
+                if line:
+                    yield line
+                else:
+                    time.sleep(0.25)
+
+    # -- helpers -----------------------------------------------------------------------------
+
+    def _is_running(self, name: str) -> bool:
+        record = self.record(name)
+        return record is not None and is_running(record)
+
+    def _probe(self, service: Service) -> ProbeResult:
+        if service.health is None:
+            return ProbeResult(True, "no health gate")
+        return probe(service.health, api_key=self._api_key(), served_name=self.stack.config.served_name)
+
+    def _api_key(self) -> str | None:
+        return os.environ.get("VLLM_API_KEY") or read_env(self.layout.env_file).get("VLLM_API_KEY") or None
+
+
+def service_port(service: Service) -> int | None:
+    """The port a service listens on, taken from its health gate URL."""
+    if service.health is None:
+        return None
+    return urlsplit(service.health.url).port
+
+
+def port_in_use(port: int, host: str = "127.0.0.1") -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe_socket:
+        probe_socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe_socket.bind((host, port))
+        except OSError:
+            return True
+    return False

@@ -1,0 +1,78 @@
+"""Fault paths of `stackctl up --runtime native`: a clear error, a hint, nothing left running."""
+
+import socket
+
+import pytest
+
+from tests.support.stacks import DemoStack, make_demo_stack
+
+pytestmark = [pytest.mark.e2e, pytest.mark.vllm]
+
+
+def error_line(result) -> str:
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1, result.stderr
+    assert "Traceback" not in result.stderr + result.stdout
+    return errors[0]
+
+
+def assert_nothing_running(stack: DemoStack, before: set[int]) -> None:
+    assert not stack.pid_records(), "a failed `up` left services recorded as running"
+    after = stack_process_ids(stack)
+    assert after <= before, f"processes left running: {after - before}"
+
+
+def stack_process_ids(stack: DemoStack) -> set[int]:
+    """Processes whose command line mentions this stack's directory or its vLLM port."""
+    import os
+
+    found = set()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as handle:
+                command = handle.read().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if str(stack.root) in command or f"--port {stack.ports['vllm']}" in command:
+            found.add(int(entry))
+    return found
+
+
+def test_service_that_exits_at_start_shows_log_tail_and_hint(tmp_path):
+    stack = make_demo_stack(tmp_path / "stack", vllm={"extra_args": ["--no-such-flag"]})
+    before = stack_process_ids(stack)
+    result = stack.cli("up")
+    assert result.returncode == 1
+    line = error_line(result)
+    assert "vllm exited during start" in line
+    assert "unrecognized arguments: --no-such-flag" in result.stderr  # the log tail
+    assert "hint:" in result.stderr and "flag" in result.stderr
+    assert_nothing_running(stack, before)
+
+
+def test_port_in_use_fails_before_starting_anything(tmp_path):
+    stack = make_demo_stack(tmp_path / "stack")
+    before = stack_process_ids(stack)
+    with socket.socket() as squatter:
+        squatter.bind(("127.0.0.1", stack.ports["proxy"]))
+        squatter.listen()
+        result = stack.cli("up", timeout=300)
+    assert result.returncode == 1
+    line = error_line(result)
+    assert f"port {stack.ports['proxy']} (filter-proxy) is already in use" in line
+    assert "ports:" in line
+    assert not (stack.root / ".stackctl" / "logs" / "vllm.log").exists(), "vLLM was started anyway"
+    assert_nothing_running(stack, before)
+
+
+def test_health_gate_timeout_stops_the_service(tmp_path):
+    stack = make_demo_stack(tmp_path / "stack", start_timeouts={"vllm": 3})
+    before = stack_process_ids(stack)
+    result = stack.cli("up")
+    assert result.returncode == 1
+    line = error_line(result)
+    assert "vllm did not become healthy in 3 s (last check:" in line
+    assert "full log:" in line and "log lines" in result.stderr
+    assert_nothing_running(stack, before)

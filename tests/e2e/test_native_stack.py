@@ -1,0 +1,143 @@
+"""The whole demo stack through the CLI: vLLM (CPU, tiny) + filter-proxy + Prometheus +
+node-exporter + nginx as native processes, used by the official SDKs through nginx.
+
+Tests in this module run in order against one stack: up, use, break, repair, down.
+"""
+
+import os
+import signal
+import time
+
+import anthropic
+import httpx
+import openai
+import pytest
+
+from tests.support.stacks import DemoStack, group_members, make_demo_stack, process_alive
+
+pytestmark = [pytest.mark.e2e, pytest.mark.vllm]
+
+SERVICES_IN_ORDER = ["vllm", "node-exporter", "prometheus", "filter-proxy", "nginx"]
+
+
+@pytest.fixture(scope="module")
+def started(tmp_path_factory):
+    demo = make_demo_stack(tmp_path_factory.mktemp("demo") / "stack")
+    try:
+        result = demo.cli("up")
+        assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+        yield demo, result.stdout
+    finally:
+        demo.cli("down")
+
+
+@pytest.fixture
+def stack(started) -> DemoStack:
+    return started[0]
+
+
+def test_up_brings_every_service_up_in_dependency_order(started):
+    stack, output = started
+    healthy = [line.split()[1] for line in output.splitlines() if line.startswith("✓")]
+    assert sorted(healthy) == sorted(SERVICES_IN_ORDER)
+    assert healthy.index("vllm") < healthy.index("filter-proxy") < healthy.index("nginx")
+    assert f"http://127.0.0.1:{stack.ports['http']}/v1" in output
+    assert "ANTHROPIC_BASE_URL" in output
+    assert stack.client_key not in output
+
+
+def test_anthropic_sdk_streams_through_nginx(stack: DemoStack):
+    client = anthropic.Anthropic(base_url=f"http://127.0.0.1:{stack.ports['http']}", api_key=stack.client_key, max_retries=0)
+    events = []
+    with client.messages.stream(
+        model="claude-sonnet-4-5-20250929", max_tokens=12, messages=[{"role": "user", "content": "Say hello"}]
+    ) as stream:
+        for event in stream:
+            events.append(event.type)
+        final = stream.get_final_message()
+    assert events[0] == "message_start" and "content_block_delta" in events and events[-1] == "message_stop"
+    assert final.role == "assistant" and final.content[0].type == "text" and final.content[0].text
+    assert final.usage.output_tokens > 0 and final.stop_reason in ("max_tokens", "end_turn")
+
+
+def test_openai_sdk_streams_through_nginx(stack: DemoStack):
+    client = openai.OpenAI(base_url=f"http://127.0.0.1:{stack.ports['http']}/v1", api_key=stack.client_key, max_retries=0)
+    chunks = list(client.chat.completions.create(
+        model="tiny", max_tokens=12, stream=True, messages=[{"role": "user", "content": "Say hello"}]
+    ))
+    text = "".join(chunk.choices[0].delta.content or "" for chunk in chunks if chunk.choices)
+    assert len(chunks) > 2 and text
+
+
+def test_wrong_key_is_refused_at_the_gateway(stack: DemoStack):
+    client = openai.OpenAI(base_url=f"http://127.0.0.1:{stack.ports['http']}/v1", api_key="sk-wrong", max_retries=0)
+    with pytest.raises(openai.AuthenticationError):
+        client.chat.completions.create(model="tiny", max_tokens=1, messages=[{"role": "user", "content": "x"}])
+
+
+def test_prometheus_scrapes_every_target(stack: DemoStack):
+    url = f"http://127.0.0.1:{stack.ports['prometheus']}/api/v1/query"
+    deadline = time.monotonic() + 60
+    while True:
+        results = httpx.get(url, params={"query": "up"}).json()["data"]["result"]
+        jobs = {result["metric"]["job"]: result["value"][1] for result in results}
+        if set(jobs) >= {"vllm", "filter-proxy", "node", "prometheus"} and set(jobs.values()) == {"1"}:
+            break
+        assert time.monotonic() < deadline, f"targets not all up: {jobs}"
+        time.sleep(2)
+
+
+def test_status_lists_every_service_healthy(stack: DemoStack):
+    result = stack.cli("status")
+    assert result.returncode == 0, result.stderr
+    for name in SERVICES_IN_ORDER:
+        row = next((line for line in result.stdout.splitlines() if line.strip("│ ").startswith(name[:10])), "")
+        assert "running" in row and "healthy" in row and "unhealthy" not in row, result.stdout
+
+
+def test_up_again_is_a_noop_for_healthy_services(stack: DemoStack):
+    before = {name: record["pid"] for name, record in stack.pid_records().items()}
+    result = stack.cli("up")
+    assert result.returncode == 0, result.stderr
+    assert {name: record["pid"] for name, record in stack.pid_records().items()} == before
+    assert result.stdout.count("already running") == len(SERVICES_IN_ORDER)
+
+
+def test_killed_vllm_shows_dead_and_up_restarts_it(stack: DemoStack):
+    old_pid = stack.pid_records()["vllm"]["pid"]
+    os.kill(old_pid, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while process_alive(old_pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    status = stack.cli("status")
+    vllm_row = next(line for line in status.stdout.splitlines() if line.strip("│ ").startswith("vllm"))
+    assert "dead" in vllm_row, status.stdout
+
+    result = stack.cli("up")
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    assert "vllm was dead: restarting" in result.stdout
+    new_pid = stack.pid_records()["vllm"]["pid"]
+    assert new_pid != old_pid and process_alive(new_pid)
+    assert not group_members(old_pid), "the killed vLLM left processes behind"
+    client = openai.OpenAI(base_url=f"http://127.0.0.1:{stack.ports['http']}/v1", api_key=stack.client_key, max_retries=0)
+    answer = client.chat.completions.create(model="tiny", max_tokens=4, messages=[{"role": "user", "content": "x"}])
+    assert answer.choices[0].message.content is not None
+
+
+def test_logs_show_a_service_log(stack: DemoStack):
+    result = stack.cli("logs", "prometheus")
+    assert result.returncode == 0 and "Server is ready to receive web requests" in result.stdout
+
+
+def test_down_leaves_no_process_and_keeps_data(stack: DemoStack):
+    records = stack.pid_records()
+    assert set(records) == set(SERVICES_IN_ORDER)
+    result = stack.cli("down")
+    assert result.returncode == 0, result.stderr
+    for name, record in records.items():
+        assert not process_alive(record["pid"]), f"{name} still running"
+        assert not group_members(record["pid"]), f"{name} left processes in its group"
+    assert not stack.pid_records()
+    prometheus_data = stack.root / "data" / "prometheus"
+    assert prometheus_data.is_dir() and any(prometheus_data.iterdir())
+    assert (stack.root / ".env").exists() and (stack.root / "stack.yaml").exists()
