@@ -1,0 +1,110 @@
+"""Write the tiny random-weight demo model. Runs INSIDE the engine venv (torch, transformers and
+tokenizers live there, not in stackctl's env), as a plain script: it must not import stackctl.
+
+Usage: python _make_demo_model.py OUT_DIR CHAT_TEMPLATE_FILE
+"""
+
+import json
+import sys
+from pathlib import Path
+
+SEED = 0
+VOCAB_SIZE = 1024  # including the special tokens; small keeps the embedding tiny
+# vLLM's CPU attention rejects small head sizes (16 fails at startup); 64 is what real models
+# use and works, so 2 heads of 64 make the hidden size 128.
+HIDDEN_SIZE = 128
+NUM_HEADS = 2
+NUM_KV_HEADS = 1  # grouped-query attention, as in real Qwen2 checkpoints
+NUM_LAYERS = 2
+INTERMEDIATE_SIZE = 256
+MAX_POSITIONS = 4096
+
+SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
+# As in Qwen2.5, the tool-call tags are added tokens but not "special": they survive decoding
+# with skip_special_tokens=True, so vLLM's hermes parser finds them in the text.
+TOOL_TOKENS = ["<tool_call>", "</tool_call>"]
+
+# The BPE merges are learned from this text; byte-level BPE keeps all 256 bytes in the vocab, so
+# any string (any language, any emoji) still round-trips, just in more tokens.
+TRAINING_TEXT = """\
+You are a helpful assistant. The user asks a question and the assistant answers it.
+Hello! How can I help you today? Please write a short poem about the sea.
+def add(a: int, b: int) -> int:
+    return a + b
+import json, os, sys
+print("hello, world")
+{"name": "get_weather", "arguments": {"city": "Paris", "unit": "celsius"}}
+The quick brown fox jumps over the lazy dog. 0123456789 + - * / = ( ) [ ] { } < > ; : , .
+Tools, functions, results, errors, files, tests, servers, models, tokens, streams, messages.
+"""
+
+
+def build_tokenizer():
+    from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers, trainers
+
+    tokenizer = Tokenizer(models.BPE())
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tokenizer.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=VOCAB_SIZE - len(TOOL_TOKENS),
+        special_tokens=SPECIAL_TOKENS,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    # Repeating the text gives the trainer pair counts to learn from; the order is fixed, so the
+    # merges (and the token ids) are the same on every run.
+    tokenizer.train_from_iterator([TRAINING_TEXT] * 20, trainer=trainer)
+    tokenizer.add_tokens([AddedToken(t, special=False, normalized=False) for t in TOOL_TOKENS])
+    return tokenizer
+
+
+def main(out_dir: Path, template_file: Path) -> None:
+    import torch
+    from transformers import (
+        GenerationConfig,
+        PreTrainedTokenizerFast,
+        Qwen2Config,
+        Qwen2ForCausalLM,
+    )
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    raw = build_tokenizer()
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=raw,
+        eos_token="<|im_end|>",
+        pad_token="<|endoftext|>",
+        model_max_length=MAX_POSITIONS,
+        clean_up_tokenization_spaces=False,
+    )
+    tokenizer.chat_template = template_file.read_text()
+    tokenizer.save_pretrained(out_dir)
+
+    ids = {t: raw.token_to_id(t) for t in SPECIAL_TOKENS + TOOL_TOKENS}
+    torch.manual_seed(SEED)
+    config = Qwen2Config(
+        vocab_size=raw.get_vocab_size(),
+        hidden_size=HIDDEN_SIZE,
+        intermediate_size=INTERMEDIATE_SIZE,
+        num_hidden_layers=NUM_LAYERS,
+        num_attention_heads=NUM_HEADS,
+        num_key_value_heads=NUM_KV_HEADS,
+        max_position_embeddings=MAX_POSITIONS,
+        tie_word_embeddings=True,
+        bos_token_id=ids["<|endoftext|>"],
+        eos_token_id=ids["<|im_end|>"],
+        pad_token_id=ids["<|endoftext|>"],
+        torch_dtype="float32",
+    )
+    model = Qwen2ForCausalLM(config).to(torch.float32)
+    model.save_pretrained(out_dir, safe_serialization=True)
+    # vLLM reads default sampling params (notably the stop ids) from generation_config.json.
+    GenerationConfig(
+        bos_token_id=ids["<|endoftext|>"],
+        eos_token_id=[ids["<|im_end|>"], ids["<|endoftext|>"]],
+        pad_token_id=ids["<|endoftext|>"],
+    ).save_pretrained(out_dir)
+    print(json.dumps({"vocab_size": raw.get_vocab_size(), "token_ids": ids}))
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]), Path(sys.argv[2]))
