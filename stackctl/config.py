@@ -67,6 +67,22 @@ class VllmOptions(_Strict):
         return args
 
 
+class WebSearchOptions(_Strict):
+    """Who runs web searches for Anthropic clients (Claude Code's web_search tool)."""
+
+    backend: Literal["ddgs", "searxng", "off"] = "ddgs"  # ddgs: DuckDuckGo, no key
+    searxng_url: str | None = None  # e.g. http://127.0.0.1:8888 (its JSON format enabled)
+    timeout_s: float = Field(10.0, gt=0, le=120)
+
+    @model_validator(mode="after")
+    def _searxng_needs_url(self) -> WebSearchOptions:
+        if self.backend == "searxng" and not self.searxng_url:
+            raise ValueError("backend 'searxng' needs searxng_url, e.g. http://127.0.0.1:8888")
+        if self.searxng_url and not self.searxng_url.startswith(("http://", "https://")):
+            raise ValueError(f"searxng_url must be an http(s) URL (got {self.searxng_url!r})")
+        return self
+
+
 class StackConfig(_Strict):
     hardware: str = "generic"
     model: str = "qwen3.6-27b"
@@ -78,6 +94,7 @@ class StackConfig(_Strict):
     services: Services = Field(default_factory=Services)
     ports: Ports = Field(default_factory=Ports)
     vllm: VllmOptions = Field(default_factory=VllmOptions)
+    web_search: WebSearchOptions = Field(default_factory=WebSearchOptions)
     hf_cache: str = "~/.cache/huggingface"
     # certbot's --config-dir: certificates are read from its live/<hostname>/.
     letsencrypt_dir: str = "/etc/letsencrypt"

@@ -1,0 +1,129 @@
+"""The ASGI app: wires settings, the backend pool and the routes together."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from stackctl.proxy.anthropic_routes import AnthropicRoutes
+from stackctl.proxy.auth import KeyChecker
+from stackctl.proxy.backend import Backend, Transport
+from stackctl.proxy.context import ProxyContext, log
+from stackctl.proxy.errors import ApiFormat, InvalidRequest, ModelNotFound, ProxyError
+from stackctl.proxy.http_io import error_response
+from stackctl.proxy.metrics import ProxyMetrics
+from stackctl.proxy.model_router import ModelRouter
+from stackctl.proxy.openai_routes import OpenAIRoutes
+from stackctl.proxy.search import SearchBackend, build_search_backend
+from stackctl.proxy.settings import ProxySettings
+
+
+def create_app(
+    settings: ProxySettings,
+    *,
+    backend_transport: Transport | None = None,
+    search_backend: SearchBackend | None = None,
+) -> Starlette:
+    """`search_backend` replaces the one `settings` name (tests, or a custom service)."""
+    context = ProxyContext(
+        settings=settings,
+        backend=Backend(
+            settings.backend_url,
+            api_key=settings.backend_api_key,
+            transport=backend_transport,
+        ),
+        router=ModelRouter(aliases=settings.aliases, default_model=settings.default_model),
+        keys=KeyChecker(settings.api_keys, enabled=settings.auth_enabled),
+        metrics=ProxyMetrics(),
+        search=search_backend if search_backend is not None else build_search_backend(settings),
+    )
+    anthropic = AnthropicRoutes(context)
+    openai = OpenAIRoutes(context)
+
+    async def health(request: Request) -> Response:
+        return JSONResponse({"status": "ok"})
+
+    async def metrics(request: Request) -> Response:
+        # Open like /health: Prometheus scrapes it over loopback; it holds no secrets.
+        return Response(context.metrics.render(), media_type="text/plain; version=0.0.4")
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        await context.refresh_models()
+        served = ", ".join(context.router.served) or "none yet (backend not reachable)"
+        auth = (
+            f"{len(settings.api_keys)} API key(s): {', '.join(settings.api_keys)}"
+            if settings.auth_enabled
+            else "no auth (--no-auth)"
+        )
+        search = context.search.name if context.search else "off"
+        log.info(
+            "filter-proxy -> %s; served models: %s; %s; web search: %s",
+            settings.backend_url,
+            served,
+            auth,
+            search,
+        )
+        try:
+            yield
+        finally:
+            await context.backend.aclose()
+            if context.search is not None:
+                await context.search.aclose()
+
+    routes = [
+        Route("/v1/messages", anthropic.messages, methods=["POST"]),
+        Route("/v1/messages/count_tokens", anthropic.count_tokens, methods=["POST"]),
+        Route("/v1/chat/completions", openai.chat_completions, methods=["POST"]),
+        Route("/v1/completions", openai.completions, methods=["POST"]),
+        Route("/v1/models", openai.models, methods=["GET"]),
+        Route("/tokenize", openai.tokenize, methods=["POST"]),
+        Route("/detokenize", openai.detokenize, methods=["POST"]),
+        Route("/health", health, methods=["GET"]),
+        Route("/metrics", metrics, methods=["GET"]),
+    ]
+    app = Starlette(
+        routes=routes,
+        lifespan=lifespan,
+        exception_handlers={
+            HTTPException: _http_exception,
+            Exception: _unexpected,
+        },
+    )
+    app.state.context = context
+    return app
+
+
+def _api_for(request: Request) -> ApiFormat:
+    if request.url.path.startswith("/v1/messages"):
+        return ApiFormat.ANTHROPIC
+    return ApiFormat.OPENAI
+
+
+async def _http_exception(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    api = _api_for(request)
+    error: ProxyError
+    if exc.status_code == 404:
+        error = ModelNotFound(f"no such endpoint: {request.method} {request.url.path}")
+        error.anthropic_type = "not_found_error"
+    elif exc.status_code == 405:
+        error = InvalidRequest(f"{request.method} is not allowed on {request.url.path}")
+        error.status = 405
+    else:
+        error = InvalidRequest(str(exc.detail))
+        error.status = exc.status_code
+    return error_response(error, api)
+
+
+async def _unexpected(request: Request, exc: Exception) -> Response:
+    # A bug in the proxy: logged with its traceback for us, one clean line for the client.
+    log.exception("unexpected error on %s %s", request.method, request.url.path)
+    error = ProxyError("internal error in the filter-proxy; the proxy log has the details")
+    return error_response(error, _api_for(request))

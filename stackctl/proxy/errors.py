@@ -1,0 +1,114 @@
+"""Errors the proxy answers with, rendered in the client's API format.
+
+One small hierarchy: each error knows its HTTP status and its Anthropic and OpenAI error types,
+so a route only decides *which* format to speak, never how to spell an error.
+"""
+
+from __future__ import annotations
+
+import json
+from enum import Enum
+from typing import ClassVar
+
+
+class ApiFormat(Enum):
+    """Which protocol the client speaks: decides the error body shape."""
+
+    ANTHROPIC = "anthropic"
+    OPENAI = "openai"
+
+
+class ProxyError(Exception):
+    """A failure answered to the client; the message says what happened and what to do."""
+
+    status = 500
+    anthropic_type = "api_error"
+    openai_type = "server_error"
+    openai_code: str | None = None
+
+    def __init__(self, message: str, *, param: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.param = param
+
+    def status_for(self, api: ApiFormat) -> int:
+        return self.status
+
+    def body(self, api: ApiFormat) -> bytes:
+        """The JSON error body in the shape the client's SDK parses."""
+        if api is ApiFormat.ANTHROPIC:
+            payload: dict[str, object] = {
+                "type": "error",
+                "error": {"type": self.anthropic_type, "message": self.message},
+            }
+        else:
+            payload = {
+                "error": {
+                    "message": self.message,
+                    "type": self.openai_type,
+                    "param": self.param,
+                    "code": self.openai_code,
+                }
+            }
+        return json.dumps(payload).encode()
+
+
+class InvalidRequest(ProxyError):
+    """Malformed JSON, wrong types, missing fields, oversized bodies."""
+
+    status = 400
+    anthropic_type = "invalid_request_error"
+    openai_type = "invalid_request_error"
+
+
+class AuthenticationFailed(ProxyError):
+    status = 401
+    anthropic_type = "authentication_error"
+    openai_type = "invalid_request_error"
+    openai_code = "invalid_api_key"
+
+
+class ModelNotFound(ProxyError):
+    status = 404
+    anthropic_type = "not_found_error"
+    openai_type = "invalid_request_error"
+    openai_code = "model_not_found"
+
+
+class BackendUnavailable(ProxyError):
+    """The backend cannot be reached. Anthropic clients retry `overloaded_error` (529)."""
+
+    status = 503
+    anthropic_type = "overloaded_error"
+    openai_type = "server_error"
+    openai_code = "backend_unavailable"
+
+    def status_for(self, api: ApiFormat) -> int:
+        return 529 if api is ApiFormat.ANTHROPIC else 503
+
+
+class BackendError(ProxyError):
+    """The backend answered with an error; its status is kept for 4xx, 5xx become 502."""
+
+    openai_type = "server_error"
+
+    _ANTHROPIC_TYPES: ClassVar[dict[int, str]] = {
+        400: "invalid_request_error",
+        401: "authentication_error",
+        403: "permission_error",
+        404: "not_found_error",
+        413: "request_too_large",
+        429: "rate_limit_error",
+    }
+
+    def __init__(self, message: str, *, backend_status: int) -> None:
+        super().__init__(message)
+        self.status = backend_status if 400 <= backend_status < 500 else 502
+        self.anthropic_type = self._ANTHROPIC_TYPES.get(self.status, "api_error")
+        if 400 <= self.status < 500:
+            self.openai_type = "invalid_request_error"
+
+
+def sse_error_event(error: ProxyError) -> bytes:
+    """An Anthropic `error` event, sent when the backend fails after the stream started."""
+    return b"event: error\ndata: " + error.body(ApiFormat.ANTHROPIC) + b"\n\n"

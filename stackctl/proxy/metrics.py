@@ -1,0 +1,99 @@
+"""Prometheus metrics (names are a contract with the Grafana dashboard: change both or neither).
+
+Each app owns its registry, so several proxies in one process (tests) do not collide.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+
+_TTFT_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
+# Every outcome of one web search; all are created at 0 so dashboards have series at once.
+SEARCH_OUTCOMES = ("ok", "empty", "error", "rate_limited", "timeout", "max_uses", "invalid_input")
+_DURATION_BUCKETS = (0.01, 0.05, 0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800)
+
+
+class ProxyMetrics:
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        self.requests = Counter(
+            "stackctl_proxy_requests",
+            "Requests answered, by route, HTTP status and API key name.",
+            ["route", "status", "key"],
+            registry=self.registry,
+        )
+        self.in_flight = Gauge(
+            "stackctl_proxy_in_flight",
+            "Requests being served now, by route.",
+            ["route"],
+            registry=self.registry,
+        )
+        self.ttft = Histogram(
+            "stackctl_proxy_ttft_seconds",
+            "Time from request received to the first streamed event sent, by route.",
+            ["route"],
+            buckets=_TTFT_BUCKETS,
+            registry=self.registry,
+        )
+        self.duration = Histogram(
+            "stackctl_proxy_request_duration_seconds",
+            "Time from request received to the last byte sent, by route.",
+            ["route"],
+            buckets=_DURATION_BUCKETS,
+            registry=self.registry,
+        )
+        self.tokens = Counter(
+            "stackctl_proxy_tokens",
+            "Tokens reported by the backend, by direction (in = prompt, out = completion) and key.",
+            ["direction", "key"],
+            registry=self.registry,
+        )
+        self.web_searches = Counter(
+            "stackctl_proxy_web_searches",
+            "Web searches the proxy ran (or refused) for Anthropic clients, by outcome.",
+            ["outcome"],
+            registry=self.registry,
+        )
+        for outcome in SEARCH_OUTCOMES:
+            self.web_searches.labels(outcome)
+
+    def render(self) -> bytes:
+        return generate_latest(self.registry)
+
+    def begin(self, route: str) -> RequestTimer:
+        self.in_flight.labels(route).inc()
+        return RequestTimer(metrics=self, route=route)
+
+
+@dataclass
+class RequestTimer:
+    """One request's measurements; `end` is called exactly once, streaming or not."""
+
+    metrics: ProxyMetrics
+    route: str
+    key: str = "unauthenticated"
+    started: float = field(default_factory=time.perf_counter)
+    _first_event: bool = False
+    _ended: bool = False
+
+    def first_event(self) -> None:
+        if not self._first_event:
+            self._first_event = True
+            self.metrics.ttft.labels(self.route).observe(time.perf_counter() - self.started)
+
+    def tokens(self, prompt: int, completion: int) -> None:
+        if prompt:
+            self.metrics.tokens.labels("in", self.key).inc(prompt)
+        if completion:
+            self.metrics.tokens.labels("out", self.key).inc(completion)
+
+    def end(self, status: int) -> None:
+        if self._ended:
+            return
+        self._ended = True
+        self.metrics.in_flight.labels(self.route).dec()
+        self.metrics.duration.labels(self.route).observe(time.perf_counter() - self.started)
+        self.metrics.requests.labels(self.route, str(status), self.key).inc()

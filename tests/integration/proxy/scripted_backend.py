@@ -1,0 +1,274 @@
+"""A scripted OpenAI-compatible backend that replays recorded vLLM replies byte for byte.
+
+The scenario comes from the last user message (or the prompt): `scenario:NAME` picks
+tests/data/vllm_streams/NAME.sse (streamed) or NAME.json; `delay=SECONDS` waits before the
+first byte (a long prefill), `pace=SECONDS` waits between events; `scenario:hang` streams
+forever until the client leaves. Every request body is recorded for assertions.
+
+Multi-turn scenarios (the proxy's web-search loop) use scripts instead: `backend.script(KEY,
+[Turn(...), ...])` queues replies, and any request whose messages mention `script:KEY` gets the
+next one, streamed or not, in vLLM's chunk format; `backend.script_requests(KEY)` returns them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from starlette.types import Receive, Scope, Send
+
+STREAMS = Path(__file__).resolve().parents[2] / "data" / "vllm_streams"
+SERVED_MODEL = "qwen3-coder"
+_SCENARIO = re.compile(r"scenario:(\w+)")
+_OPTION = re.compile(r"\b(delay|pace)=([0-9.]+)")
+_SCRIPT = re.compile(r"script:(\w+)")
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One scripted model reply: text, then tool calls as (name, arguments)."""
+
+    text: str = ""
+    tool_calls: tuple[tuple[str, dict[str, Any]], ...] = ()
+    completion_tokens: int = 7
+
+
+class BackendCrash(Exception):
+    """Raised after the last byte of a stream without [DONE]: uvicorn drops the connection."""
+
+
+@dataclass
+class Recorded:
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+
+
+@dataclass
+class ScriptedBackend:
+    requests: list[Recorded] = field(default_factory=list)
+    disconnects: list[str] = field(default_factory=list)
+    scripts: dict[str, list[Turn]] = field(default_factory=dict)
+
+    def last(self, path: str) -> Recorded:
+        return next(r for r in reversed(self.requests) if r.path == path)
+
+    def script(self, key: str, turns: list[Turn]) -> str:
+        """Queue replies for requests mentioning `script:KEY`; returns that marker."""
+        self.scripts[key] = list(turns)
+        return f"script:{key}"
+
+    def script_requests(self, key: str) -> list[dict[str, Any]]:
+        return [r.body for r in self.requests if _script_key(r.body) == key]
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            while (message := await receive())["type"] != "lifespan.shutdown":
+                await send({"type": "lifespan.startup.complete"})
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+        path = scope["path"]
+        body = b""
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        headers = {k.decode(): v.decode() for k, v in scope["headers"]}
+        payload = json.loads(body) if body else {}
+        self.requests.append(Recorded(path=path, headers=headers, body=payload))
+        if path == "/v1/models":
+            await _json(
+                send,
+                200,
+                {
+                    "object": "list",
+                    "data": [
+                        {"id": SERVED_MODEL, "object": "model", "created": 0, "owned_by": "vllm"}
+                    ],
+                },
+            )
+        elif path == "/tokenize":
+            # Deterministic stand-in for the tokenizer: one token per 4 bytes of messages.
+            rendered = json.dumps(payload.get("messages", payload.get("prompt", "")))
+            await _json(
+                send, 200, {"count": len(rendered) // 4 + 3, "max_model_len": 32768, "tokens": []}
+            )
+        elif path in ("/v1/chat/completions", "/v1/completions"):
+            if payload.get("model") != SERVED_MODEL:
+                await _json(
+                    send,
+                    404,
+                    {
+                        "error": {
+                            "message": f"The model `{payload.get('model')}` does not exist.",
+                            "type": "NotFoundError",
+                            "param": None,
+                            "code": 404,
+                        }
+                    },
+                )
+                return
+            await self._generate(payload, receive, send)
+        else:
+            await _json(send, 404, {"detail": "Not Found"})
+
+    async def _generate(self, payload: dict[str, Any], receive: Receive, send: Send) -> None:
+        key = _script_key(payload)
+        if key is not None:
+            turns = self.scripts.get(key) or [Turn(text=f"(script {key} has no more turns)")]
+            turn = turns.pop(0) if len(turns) > 1 else turns[0]
+            await _scripted_reply(send, payload, turn)
+            return
+        text = _instruction(payload)
+        match = _SCENARIO.search(text)
+        name = match.group(1) if match else "text"
+        options = {key: float(value) for key, value in _OPTION.findall(text)}
+        if name == "backend_error":
+            await _json(
+                send,
+                400,
+                {
+                    "error": {
+                        "message": "max_tokens is too large: 99999999",
+                        "type": "BadRequestError",
+                        "param": None,
+                        "code": 400,
+                    }
+                },
+            )
+            return
+        if not payload.get("stream"):
+            await asyncio.sleep(options.get("delay", 0))
+            await _raw(send, 200, (STREAMS / f"{name}.json").read_bytes())
+            return
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [(b"content-type", b"text/event-stream; charset=utf-8")],
+            }
+        )
+        if name == "hang":
+            await self._hang(receive, send, options.get("delay", 0))
+            return
+        data = (STREAMS / f"{name}.sse").read_bytes()
+        events = [event + b"\n\n" for event in data.split(b"\n\n") if event]
+        await asyncio.sleep(options.get("delay", 0))
+        for event in events:
+            await send({"type": "http.response.body", "body": event, "more_body": True})
+            if options.get("pace"):
+                await asyncio.sleep(options["pace"])
+        if not data.endswith(b"data: [DONE]\n\n"):
+            raise BackendCrash(name)
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    async def _hang(self, receive: Receive, send: Send, delay: float) -> None:
+        chunk = (STREAMS / "text.sse").read_bytes().split(b"\n\n")[1] + b"\n\n"
+
+        async def stream_forever() -> None:
+            await asyncio.sleep(delay)
+            for _ in range(600):
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                await asyncio.sleep(0.05)
+
+        streaming = asyncio.ensure_future(stream_forever())
+        while (await receive())["type"] != "http.disconnect":
+            pass
+        streaming.cancel()
+        self.disconnects.append("hang")
+
+
+def _script_key(payload: dict[str, Any]) -> str | None:
+    for message in payload.get("messages", []):
+        if message.get("role") == "user":
+            match = _SCRIPT.search(json.dumps(message.get("content")))
+            if match:
+                return match.group(1)
+    return None
+
+
+async def _scripted_reply(send: Send, payload: dict[str, Any], turn: Turn) -> None:
+    """The turn as vLLM would send it: a completion, or chunks with usage at the end."""
+    completion_id = f"chatcmpl-script{len(json.dumps(payload)) % 10_000:04d}"
+    usage = {
+        "prompt_tokens": len(json.dumps(payload["messages"])) // 4,
+        "completion_tokens": turn.completion_tokens,
+        "total_tokens": len(json.dumps(payload["messages"])) // 4 + turn.completion_tokens,
+    }
+    finish = "tool_calls" if turn.tool_calls else "stop"
+    calls = [
+        (f"chatcmpl-tool-{number:04d}{len(name)}", name, json.dumps(arguments))
+        for number, (name, arguments) in enumerate(turn.tool_calls)
+    ]
+    base = {"id": completion_id, "created": 1763848800, "model": SERVED_MODEL}
+    if not payload.get("stream"):
+        message: dict[str, Any] = {"role": "assistant", "content": turn.text or None}
+        message["tool_calls"] = [
+            {"id": call_id, "type": "function", "function": {"name": name, "arguments": args}}
+            for call_id, name, args in calls
+        ]
+        choice = {"index": 0, "message": message, "finish_reason": finish, "stop_reason": None}
+        reply = {**base, "object": "chat.completion", "choices": [choice], "usage": usage}
+        await _json(send, 200, reply)
+        return
+    chunks: list[dict[str, Any]] = [{"role": "assistant", "content": ""}]
+    words = turn.text.split(" ")
+    chunks += [
+        {"content": word if i == 0 else " " + word} for i, word in enumerate(words) if turn.text
+    ]
+    for index, (call_id, name, args) in enumerate(calls):
+        head = {"id": call_id, "type": "function", "index": index, "function": {"name": name}}
+        chunks.append({"tool_calls": [head]})
+        middle = len(args) // 2
+        for piece in (args[:middle], args[middle:]):
+            chunks.append({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
+    events = [
+        {**base, "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta}]}
+        for delta in chunks
+    ]
+    last = {"index": 0, "delta": {"content": ""}, "finish_reason": finish, "stop_reason": None}
+    events.append({**base, "object": "chat.completion.chunk", "choices": [last]})
+    events.append({**base, "object": "chat.completion.chunk", "choices": [], "usage": usage})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 200,
+            "headers": [(b"content-type", b"text/event-stream; charset=utf-8")],
+        }
+    )
+    for event in events:
+        body = b"data: " + json.dumps(event).encode() + b"\n\n"
+        await send({"type": "http.response.body", "body": body, "more_body": True})
+    await send({"type": "http.response.body", "body": b"data: [DONE]\n\n", "more_body": False})
+
+
+def _instruction(payload: dict[str, Any]) -> str:
+    if "prompt" in payload:
+        return str(payload["prompt"])
+    for message in reversed(payload.get("messages", [])):
+        if message.get("role") in ("user", "tool"):
+            content = message.get("content")
+            if isinstance(content, list):
+                return " ".join(part.get("text", "") for part in content)
+            return str(content)
+    return ""
+
+
+async def _json(send: Send, status: int, payload: dict[str, Any]) -> None:
+    await _raw(send, status, json.dumps(payload).encode())
+
+
+async def _raw(send: Send, status: int, body: bytes) -> None:
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", b"application/json")],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})

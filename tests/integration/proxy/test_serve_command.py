@@ -1,0 +1,99 @@
+"""`python -m stackctl.proxy serve` as a real process: it starts, serves, keeps secrets out
+of its output, and refuses bad input with one line and exit code 2."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import httpx
+import pytest
+
+from tests.integration.proxy.servers import free_port
+
+pytestmark = pytest.mark.integration
+
+CLIENT_KEY = "sk-test-client-5f5f5f5f"
+BACKEND_KEY = "vk-test-backend-7e7e7e7e"
+
+
+def test_serve_runs_and_never_prints_secrets() -> None:
+    port = free_port()
+    env = {
+        **os.environ,
+        "STACKCTL_PROXY_KEYS": f"ci={CLIENT_KEY}",
+        "VLLM_API_KEY": BACKEND_KEY,
+        "STACKCTL_PROXY_LOG_LEVEL": "debug",
+    }
+    command = [
+        sys.executable,
+        "-m",
+        "stackctl.proxy",
+        "serve",
+        "--port",
+        str(port),
+        "--backend",
+        f"http://127.0.0.1:{free_port()}",
+        "--alias",
+        "claude-*=m",
+    ]
+    process = subprocess.Popen(
+        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    try:
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                if httpx.get(base + "/health").status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert process.poll() is None and time.monotonic() < deadline, "proxy did not start"
+            time.sleep(0.1)
+        request = {
+            "model": "claude-x",
+            "max_tokens": 5,
+            "messages": [{"role": "user", "content": "hi"}],
+        }
+        assert (
+            httpx.post(
+                base + "/v1/messages", json=request, headers={"x-api-key": "wrong"}
+            ).status_code
+            == 401
+        )
+        down = httpx.post(base + "/v1/messages", json=request, headers={"x-api-key": CLIENT_KEY})
+        assert down.status_code == 529
+    finally:
+        process.terminate()
+        output, _ = process.communicate(timeout=20)
+    assert "1 API key(s): ci" in output
+    assert CLIENT_KEY not in output and BACKEND_KEY not in output
+    assert "Traceback" not in output
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "message"),
+    [
+        ([], {"STACKCTL_PROXY_KEYS": ""}, "no API keys"),
+        (["--no-auth", "--alias", "nonsense"], {}, "bad --alias 'nonsense'"),
+        (["--keys-file", "/nonexistent/keys"], {}, "cannot read keys file"),
+    ],
+)
+def test_bad_input_exits_2_with_one_line(
+    args: list[str], env: dict[str, str], message: str
+) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "stackctl.proxy", "serve", "--backend", "http://127.0.0.1:9", *args],
+        env={**os.environ, "STACKCTL_PROXY_KEYS": "", **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 2
+    assert result.stderr.strip().startswith("error: ") and message in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert result.stdout == ""

@@ -1,0 +1,119 @@
+"""Client disconnects cancel the backend request; metrics count what happened."""
+
+from __future__ import annotations
+
+import re
+import time
+
+import httpx
+import pytest
+
+from tests.integration.proxy.conftest import ALICE_KEY, BOB_KEY, RunningProxy
+from tests.integration.proxy.scripted_backend import ScriptedBackend
+
+pytestmark = pytest.mark.integration
+
+
+def wait_for(condition, timeout: float = 5.0) -> bool:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.02)
+    return False
+
+
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [
+        (
+            "/v1/messages",
+            {
+                "model": "claude-x",
+                "max_tokens": 9,
+                "stream": True,
+                "messages": [{"role": "user", "content": "scenario:hang"}],
+            },
+        ),
+        (
+            "/v1/chat/completions",
+            {
+                "model": "gpt-4o",
+                "stream": True,
+                "messages": [{"role": "user", "content": "scenario:hang"}],
+            },
+        ),
+    ],
+)
+def test_client_disconnect_cancels_the_backend_request(
+    proxy: RunningProxy, backend: ScriptedBackend, path: str, body: dict[str, object]
+) -> None:
+    before = len(backend.disconnects)
+    with httpx.stream(
+        "POST", proxy.base_url + path, json=body, headers={"x-api-key": ALICE_KEY}
+    ) as response:
+        assert response.status_code == 200
+        next(response.iter_raw())  # the stream is flowing; now the client walks away
+    assert wait_for(lambda: len(backend.disconnects) > before), "backend kept generating"
+
+
+def test_client_disconnect_during_prefill_cancels_the_backend_request(
+    proxy: RunningProxy, backend: ScriptedBackend
+) -> None:
+    # Nothing is written to the client while the backend is silent, so only watching the
+    # connection (not a failed write) can notice the client left.
+    before = len(backend.disconnects)
+    body = {
+        "model": "gpt-4o",
+        "stream": True,
+        "messages": [{"role": "user", "content": "scenario:hang delay=60"}],
+    }
+    with pytest.raises(httpx.ReadTimeout):
+        httpx.post(
+            proxy.base_url + "/v1/chat/completions",
+            json=body,
+            headers={"x-api-key": ALICE_KEY},
+            timeout=httpx.Timeout(5, read=0.3),
+        )
+    assert wait_for(lambda: len(backend.disconnects) > before)
+
+
+def test_metrics_count_requests_tokens_and_latency(proxy: RunningProxy) -> None:
+    client = proxy.anthropic(api_key=BOB_KEY)
+    client.messages.create(
+        model="claude-x", max_tokens=9, messages=[{"role": "user", "content": "scenario:text"}]
+    )
+    with client.messages.stream(
+        model="claude-x", max_tokens=9, messages=[{"role": "user", "content": "scenario:thinking"}]
+    ) as s:
+        s.get_final_message()
+    proxy.openai(api_key=BOB_KEY).chat.completions.create(
+        model="gpt-4o", messages=[{"role": "user", "content": "scenario:text"}]
+    )
+    httpx.post(proxy.base_url + "/v1/messages", json={}, headers={"x-api-key": "wrong"})
+
+    text = httpx.get(proxy.base_url + "/metrics").text
+
+    def value(pattern: str) -> float:
+        match = re.search("^" + re.escape(pattern) + r" ([0-9.e+]+)$", text, re.MULTILINE)
+        assert match, f"{pattern} not in /metrics"
+        return float(match.group(1))
+
+    assert value('stackctl_proxy_requests_total{key="bob",route="/v1/messages",status="200"}') >= 2
+    assert (
+        value('stackctl_proxy_requests_total{key="bob",route="/v1/chat/completions",status="200"}')
+        >= 1
+    )
+    assert (
+        value(
+            'stackctl_proxy_requests_total{key="unauthenticated",route="/v1/messages",status="401"}'
+        )
+        >= 1
+    )
+    assert value('stackctl_proxy_tokens_total{direction="in",key="bob"}') >= 42 + 31 + 42
+    assert value('stackctl_proxy_tokens_total{direction="out",key="bob"}') >= 14 + 15 + 14
+    assert value('stackctl_proxy_ttft_seconds_count{route="/v1/messages"}') >= 1
+    assert value('stackctl_proxy_request_duration_seconds_count{route="/v1/messages"}') >= 2
+    assert 'stackctl_proxy_in_flight{route="/v1/messages"} 0.0' in text
+    # Key values never show up, only names.
+    assert ALICE_KEY not in text and BOB_KEY not in text

@@ -1,0 +1,100 @@
+"""OpenAI completion -> Anthropic message, without a server."""
+
+from __future__ import annotations
+
+import pytest
+
+from stackctl.proxy.from_openai import map_stop_reason, parse_tool_input, translate_completion
+from stackctl.proxy.openai_protocol import ChatCompletion
+
+
+def completion(message: dict, finish: str = "stop", stop_reason: object = None) -> ChatCompletion:
+    return ChatCompletion.model_validate(
+        {
+            "id": "chatcmpl-abc",
+            "model": "served",
+            "choices": [
+                {
+                    "index": 0,
+                    "message": message,
+                    "finish_reason": finish,
+                    "stop_reason": stop_reason,
+                }
+            ],
+            "usage": {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10},
+        }
+    )
+
+
+def test_text_thinking_and_tools() -> None:
+    reply = translate_completion(
+        completion(
+            {
+                "role": "assistant",
+                "reasoning": "hmm",
+                "content": "calling",
+                "tool_calls": [
+                    {
+                        "id": "call_1",
+                        "type": "function",
+                        "function": {"name": "f", "arguments": '{"a": [1, 2]}'},
+                    }
+                ],
+            },
+            finish="tool_calls",
+        ),
+        stop_sequences=None,
+    )
+    assert reply.model_dump() == {
+        "id": "msg_abc",
+        "type": "message",
+        "role": "assistant",
+        "model": "served",
+        "content": [
+            {"type": "thinking", "thinking": "hmm", "signature": ""},
+            {"type": "text", "text": "calling"},
+            {"type": "tool_use", "id": "call_1", "name": "f", "input": {"a": [1, 2]}},
+        ],
+        "stop_reason": "tool_use",
+        "stop_sequence": None,
+        "usage": {"input_tokens": 7, "output_tokens": 3},
+    }
+
+
+def test_empty_tool_calls_and_empty_content_make_no_blocks() -> None:
+    reply = translate_completion(
+        completion({"role": "assistant", "content": "", "tool_calls": []}), stop_sequences=None
+    )
+    assert reply.content == []
+    assert reply.stop_reason == "end_turn"
+
+
+@pytest.mark.parametrize(
+    ("finish", "backend_stop", "sequences", "tools", "expected"),
+    [
+        ("stop", None, None, False, ("end_turn", None)),
+        ("length", None, None, True, ("max_tokens", None)),
+        ("tool_calls", None, None, True, ("tool_use", None)),
+        ("stop", None, None, True, ("tool_use", None)),  # named tool_choice finishes "stop"
+        ("stop", "END", ["END"], False, ("stop_sequence", "END")),
+        ("stop", 151643, ["END"], False, ("end_turn", None)),  # a stop token id, not a string
+        ("stop", "other", ["END"], False, ("end_turn", None)),
+        (None, None, None, False, ("end_turn", None)),
+    ],
+)
+def test_stop_reasons(finish, backend_stop, sequences, tools, expected) -> None:  # type: ignore[no-untyped-def]
+    assert map_stop_reason(finish, backend_stop, sequences, called_tools=tools) == expected
+
+
+@pytest.mark.parametrize(
+    ("arguments", "expected"),
+    [
+        ("", {}),
+        ("  ", {}),
+        ('{"a": 1}', {"a": 1}),
+        ("[1]", {"_unparsed_arguments": "[1]"}),
+        ('{"a": ', {"_unparsed_arguments": '{"a": '}),
+    ],
+)
+def test_tool_input_parsing(arguments: str, expected: dict) -> None:
+    assert parse_tool_input(arguments) == expected

@@ -1,0 +1,188 @@
+"""The streaming state machine, fed recorded vLLM streams and hand-made edge cases."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from stackctl.proxy.errors import BackendError
+from stackctl.proxy.openai_protocol import ChatCompletionChunk
+from stackctl.proxy.sse import EventSplitter, event_data
+from stackctl.proxy.stream_translator import AnthropicStreamTranslator
+
+STREAMS = Path(__file__).resolve().parents[2] / "data" / "vllm_streams"
+
+
+def events_of(encoded: bytes) -> list[dict]:
+    out = []
+    for block in encoded.decode().split("\n\n"):
+        if block:
+            name_line, data_line = block.split("\n")
+            data = json.loads(data_line.removeprefix("data: "))
+            assert name_line == f"event: {data['type']}"
+            out.append(data)
+    return out
+
+
+def translate(raw: bytes, stop_sequences: list[str] | None = None) -> list[dict]:
+    translator = AnthropicStreamTranslator(model="fallback", stop_sequences=stop_sequences)
+    out = b""
+    for event in EventSplitter().feed(raw):
+        payload = event_data(event)
+        if payload == b"[DONE]":
+            out += translator.finish()
+        elif payload:
+            out += translator.feed(ChatCompletionChunk.model_validate_json(payload))
+    return events_of(out)
+
+
+def chunk(delta: dict, finish: str | None = None) -> bytes:
+    body = {
+        "id": "chatcmpl-x",
+        "model": "m",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
+    return b"data: " + json.dumps(body).encode() + b"\n\n"
+
+
+def accumulate(events: list[dict]) -> dict:
+    """A tiny reference accumulator: what any Anthropic client reconstructs."""
+    message = events[0]["message"]
+    blocks: dict[int, dict] = {}
+    partial: dict[int, str] = {}
+    for event in events[1:]:
+        kind = event["type"]
+        if kind == "content_block_start":
+            blocks[event["index"]] = dict(event["content_block"])
+        elif kind == "content_block_delta":
+            delta, index = event["delta"], event["index"]
+            if delta["type"] == "text_delta":
+                blocks[index]["text"] += delta["text"]
+            elif delta["type"] == "thinking_delta":
+                blocks[index]["thinking"] += delta["thinking"]
+            else:
+                partial[index] = partial.get(index, "") + delta["partial_json"]
+        elif kind == "message_delta":
+            message = {**message, **event["delta"], "usage": event["usage"]}
+    for index, text in partial.items():
+        blocks[index]["input"] = json.loads(text)
+    return {**message, "content": [blocks[i] for i in sorted(blocks)]}
+
+
+def test_interleaved_tool_calls_become_sequential_blocks() -> None:
+    events = translate((STREAMS / "two_tool_calls_interleaved.sse").read_bytes())
+    message = accumulate(events)
+    assert [b["type"] for b in message["content"]] == ["text", "tool_use", "tool_use"]
+    assert message["content"][1]["input"] == {"city": "Paris", "unit": "celsius"}
+    assert message["content"][2]["input"] == {"timezone": "Europe/Paris"}
+    assert message["stop_reason"] == "tool_use"
+    # The first call streamed live, the second arrived whole once the first was complete.
+    deltas = [e for e in events if e["type"] == "content_block_delta" and e["index"] == 2]
+    assert [d["delta"]["partial_json"] for d in deltas] == ['{"timezone": "Europe/', 'Paris"}']
+
+
+@pytest.mark.parametrize(
+    "scenario",
+    [
+        "text",
+        "thinking",
+        "one_tool_call",
+        "stop_sequence",
+        "max_tokens",
+        "two_tool_calls_interleaved",
+    ],
+)
+def test_recorded_streams_match_their_plain_replies(scenario: str) -> None:
+    from stackctl.proxy.from_openai import translate_completion
+    from stackctl.proxy.openai_protocol import ChatCompletion
+
+    streamed = accumulate(translate((STREAMS / f"{scenario}.sse").read_bytes(), ["</answer>"]))
+    plain = translate_completion(
+        ChatCompletion.model_validate_json((STREAMS / f"{scenario}.json").read_bytes()),
+        stop_sequences=["</answer>"],
+    ).model_dump()
+    assert streamed == plain
+
+
+def test_a_tool_call_that_never_completes_is_flushed_at_the_end() -> None:
+    raw = (
+        chunk(
+            {
+                "tool_calls": [
+                    {"index": 0, "id": "a", "function": {"name": "f", "arguments": '{"x": '}}
+                ]
+            }
+        )
+        + chunk(
+            {"tool_calls": [{"index": 1, "id": "b", "function": {"name": "g", "arguments": "{}"}}]}
+        )
+        + chunk({"tool_calls": [{"index": 0, "function": {"arguments": "1"}}]})
+        + chunk({}, finish="tool_calls")
+        + b"data: [DONE]\n\n"
+    )
+    events = translate(raw)
+    # '{"x": 1' never parses, so g waited until the end; both are there, in order.
+    starts = [e["content_block"]["name"] for e in events if e["type"] == "content_block_start"]
+    assert starts == ["f", "g"]
+    partial = [
+        (e["index"], e["delta"]["partial_json"])
+        for e in events
+        if e["type"] == "content_block_delta"
+    ]
+    assert partial == [(0, '{"x": '), (0, "1"), (1, "{}")]
+    assert events[-2]["delta"]["stop_reason"] == "tool_use"
+
+
+def test_text_after_tool_call_and_parallel_choices() -> None:
+    raw = (
+        chunk({"content": "a"})
+        + chunk(
+            {"tool_calls": [{"index": 0, "id": "t", "function": {"name": "f", "arguments": "{}"}}]}
+        )
+        + chunk({"content": "b"})
+        + chunk({}, finish="stop")
+        + b"data: [DONE]\n\n"
+    )
+    message = accumulate(translate(raw))
+    assert [b["type"] for b in message["content"]] == ["text", "tool_use", "text"]
+
+
+def test_failure_mid_stream_ends_with_an_error_event() -> None:
+    translator = AnthropicStreamTranslator(model="m", stop_sequences=None)
+    out = translator.feed(
+        ChatCompletionChunk.model_validate(
+            {"id": "c", "model": "m", "choices": [{"index": 0, "delta": {"content": "x"}}]}
+        )
+    )
+    out += translator.fail(BackendError("gone", backend_status=502))
+    events = events_of(out)
+    assert [e["type"] for e in events] == [
+        "message_start",
+        "ping",
+        "content_block_start",
+        "content_block_delta",
+        "error",
+    ]
+    assert events[-1]["error"] == {"type": "api_error", "message": "gone"}
+    assert translator.finish() == b""
+
+
+def test_start_before_any_chunk_then_real_usage_at_the_end() -> None:
+    translator = AnthropicStreamTranslator(model="m", stop_sequences=None)
+    early = events_of(translator.start())
+    assert early[0]["message"]["usage"] == {"input_tokens": 0, "output_tokens": 0}
+    assert translator.start() == b""
+    translator.feed(
+        ChatCompletionChunk.model_validate(
+            {
+                "id": "c",
+                "model": "m",
+                "choices": [],
+                "usage": {"prompt_tokens": 5, "completion_tokens": 2},
+            }
+        )
+    )
+    end = events_of(translator.finish())
+    assert end[-2]["usage"] == {"input_tokens": 5, "output_tokens": 2}
