@@ -72,7 +72,9 @@ def enabled_service_names(config: StackConfig) -> set[str]:
         names |= {"prometheus", "node-exporter"}
         if config.services.grafana:
             names.add("grafana")
-        if config.hardware_profile.has_gpu:
+        # Natively it is stackctl's own exporter, which reports "no GPU" instead of failing, so the
+        # dashboard's GPU panels say why they are empty; the Compose image needs a GPU.
+        if config.hardware_profile.has_gpu or config.runtime == "native":
             names.add("gpu-exporter")
     if config.services.tls:
         names.add("certbot")

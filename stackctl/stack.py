@@ -19,6 +19,9 @@ class Stack:
     @classmethod
     def load(cls, layout: StackLayout, runtime: Runtime | None = None) -> Stack:
         config = load_stack_config(layout.stack_file)
+        if runtime and runtime != config.runtime:
+            # `--runtime` overrides stack.yaml everywhere (which services exist depends on it).
+            config = config.model_copy(update={"runtime": runtime})
         return cls(layout, config, runtime or config.runtime)
 
     def services(self) -> list[Service]:

@@ -102,3 +102,11 @@ def test_prometheus_scrapes_every_enabled_exporter(tmp_path):
     assert targets["node"] == "127.0.0.1:9100"
     assert targets["gpu"] == "127.0.0.1:9835"
     assert project.compose_file.exists()
+
+
+@pytest.mark.parametrize(("runtime", "expected"), [("native", True), ("compose", False)])
+def test_gpu_exporter_runs_without_a_gpu_only_natively(runtime, expected):
+    from stackctl.services import enabled_service_names
+
+    config = parse_stack_config({"hardware": "cpu", "model": "tiny", "runtime": runtime})
+    assert ("gpu-exporter" in enabled_service_names(config)) is expected

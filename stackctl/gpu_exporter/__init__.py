@@ -1,0 +1,25 @@
+"""`stackctl gpu-exporter`: GPU metrics for Prometheus from NVML (nvidia-ml-py), unified memory included.
+
+Imports nothing but the standard library, nvidia-ml-py and prometheus-client (plus stackctl's
+errors), so it also runs from a bare checkout: `python -m stackctl.gpu_exporter --once`.
+"""
+
+from stackctl.gpu_exporter.collector import render_metrics, render_report, report_metrics
+from stackctl.gpu_exporter.meminfo import MemInfo, parse_meminfo, read_meminfo
+from stackctl.gpu_exporter.sampler import GpuReport, GpuSample, GpuSampler
+from stackctl.gpu_exporter.server import DEFAULT_PORT, RunningExporter, start_exporter
+
+__all__ = [
+    "DEFAULT_PORT",
+    "GpuReport",
+    "GpuSample",
+    "GpuSampler",
+    "MemInfo",
+    "RunningExporter",
+    "parse_meminfo",
+    "read_meminfo",
+    "render_metrics",
+    "render_report",
+    "report_metrics",
+    "start_exporter",
+]
