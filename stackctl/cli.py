@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -38,11 +38,18 @@ def _mount_proxy() -> None:
 _mount_proxy()
 
 
+def _register_commands() -> None:
+    from stackctl.commands import doctor, monitoring, systemd, tls
+
+    for module in (doctor, monitoring, tls, systemd):
+        module.register(app)
+
+
 @app.callback()
 def _options(
     ctx: typer.Context,
     directory: Annotated[
-        Optional[Path],
+        Path | None,
         typer.Option("--dir", "-C", envvar="STACKCTL_DIR", help="Stack directory (holds stack.yaml and .env)."),
     ] = None,
 ) -> None:
@@ -56,10 +63,10 @@ def _layout(ctx: typer.Context) -> StackLayout:
 @app.command()
 def init(
     ctx: typer.Context,
-    hardware: Annotated[Optional[str], typer.Option(help="Hardware profile (see `stackctl profiles`).")] = None,
-    model: Annotated[Optional[str], typer.Option(help="Model profile (see `stackctl profiles`).")] = None,
-    runtime: Annotated[Optional[RuntimeChoice], typer.Option(help="How services run.")] = None,
-    hostname: Annotated[Optional[str], typer.Option(help="Public DNS name, for TLS.")] = None,
+    hardware: Annotated[str | None, typer.Option(help="Hardware profile (see `stackctl profiles`).")] = None,
+    model: Annotated[str | None, typer.Option(help="Model profile (see `stackctl profiles`).")] = None,
+    runtime: Annotated[RuntimeChoice | None, typer.Option(help="How services run.")] = None,
+    hostname: Annotated[str | None, typer.Option(help="Public DNS name, for TLS.")] = None,
     demo: Annotated[bool, typer.Option(help="CPU demo stack: tiny local model, native runtime.")] = False,
     force: Annotated[bool, typer.Option(help="Rewrite stack.yaml (secrets in .env are always kept).")] = False,
 ) -> None:
@@ -131,7 +138,7 @@ def secrets_rotate(ctx: typer.Context, name: Annotated[str, typer.Argument(help=
     console.print(f"rotated {name} in {layout.env_file}; restart the stack (`stackctl up`) to use it")
 
 
-def _load(ctx: typer.Context, runtime: Optional[RuntimeChoice] = None):
+def _load(ctx: typer.Context, runtime: RuntimeChoice | None = None):
     """The stack and the runtime that runs it (stack.yaml's choice unless overridden)."""
     from stackctl.stack import Stack
 
@@ -145,15 +152,22 @@ def _load(ctx: typer.Context, runtime: Optional[RuntimeChoice] = None):
     return stack, ComposeRuntime(stack)
 
 
-RuntimeOption = Annotated[Optional[RuntimeChoice], typer.Option(help="Override stack.yaml's runtime.")]
+RuntimeOption = Annotated[RuntimeChoice | None, typer.Option(help="Override stack.yaml's runtime.")]
 
 
 @app.command()
-def up(ctx: typer.Context, runtime: RuntimeOption = None) -> None:
+def up(
+    ctx: typer.Context,
+    runtime: RuntimeOption = None,
+    skip_checks: Annotated[
+        bool, typer.Option("--skip-checks", help="Start even when `doctor --fast` finds a failure.")
+    ] = False,
+) -> None:
     """Start every enabled service in dependency order, each behind its health gate."""
     from stackctl.runtime.base import ServiceStartFailed
 
     stack, runner = _load(ctx, runtime)
+    _preflight(stack, skip_checks)
     services = stack.services()
     if stack.runtime == "native" and any(service.name == "vllm" for service in services):
         from stackctl.runtime.native_engine import ensure_native_engine
@@ -175,6 +189,26 @@ def up(ctx: typer.Context, runtime: RuntimeOption = None) -> None:
         raise
     console.print("[green]all services healthy[/green]")
     _print_endpoint(stack)
+
+
+def _preflight(stack, skip_checks: bool) -> None:
+    """`doctor --fast` before anything starts: a known trap stops `up` with its fix."""
+    from stackctl.doctor import Status, run_checks
+
+    results = run_checks(stack, fast_only=True)
+    problems = [result for result in results if result.status is not Status.ok]
+    for result in problems:
+        colour = "red" if result.status is Status.fail else "yellow"
+        err_console.print(f"[{colour}]{result.status.value}[/{colour}] {result.name}: {result.found}")
+        if result.fix:
+            err_console.print(f"  fix: {result.fix}", markup=False)
+    if any(result.status is Status.fail for result in problems):
+        if skip_checks:
+            err_console.print("[yellow]starting anyway (--skip-checks)[/yellow]")
+            return
+        count = sum(result.status is Status.fail for result in problems)
+        raise StackError(f"`doctor --fast` found {count} failing check(s), so nothing was started; "
+                         "fix them, or pass --skip-checks to start anyway")
 
 
 def _show_event(event, spinner) -> None:
@@ -252,7 +286,7 @@ def install_engine_command() -> None:
 
 @app.command("demo-model")
 def demo_model_command(
-    out: Annotated[Optional[Path], typer.Option(help="Where to write the model.")] = None,
+    out: Annotated[Path | None, typer.Option(help="Where to write the model.")] = None,
 ) -> None:
     """Generate the tiny random-weight demo model locally (no download)."""
     from stackctl.engine.demo_model import default_demo_model_dir, generate_demo_model
@@ -263,6 +297,9 @@ def demo_model_command(
         spinner.update("generating the demo model")
         path = generate_demo_model(default_engine_dir(), out or default_demo_model_dir())
     console.print(f"demo model in {path}")
+
+
+_register_commands()
 
 
 def main() -> None:

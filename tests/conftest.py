@@ -4,6 +4,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from stackctl.engine.install import EngineInfo, default_engine_dir, install_engine
 from stackctl.errors import StackError
 from tests.support.vllm_server import VllmServer, running_vllm
 
@@ -24,3 +25,13 @@ def real_vllm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[VllmServer]:
     if failure is not None:
         # Outside the except block, so pytest shows the message without a chained traceback.
         pytest.fail(f"real_vllm: {failure}", pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def vllm_engine() -> EngineInfo:
+    """The vLLM CPU engine venv (installed on first use, like `stackctl install-engine`)."""
+    try:
+        return install_engine(default_engine_dir())
+    except StackError as exc:
+        message = str(exc)
+    pytest.fail(f"vllm_engine: {message}", pytrace=False)

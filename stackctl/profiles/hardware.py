@@ -52,9 +52,11 @@ HARDWARE_PROFILES: dict[str, HardwareProfile] = {
             unsupported_quantizations=(
                 (
                     "mxfp4",
-                    "MXFP4 MoE kernels are not built for sm_121 in the NGC vLLM images "
-                    "(the engine fails at the first forward pass); pick a BF16/FP8 model "
-                    "on dgx-spark",
+                    (
+                        "MXFP4 MoE kernels are not built for sm_121 in the NGC vLLM images "
+                        "(the engine fails at the first forward pass); pick a BF16/FP8 model "
+                        "on dgx-spark"
+                    ),
                 ),
             ),
         ),

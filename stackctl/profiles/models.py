@@ -40,7 +40,9 @@ MODEL_PROFILES: dict[str, ModelProfile] = {
             quantization="bf16",
             weights_gb=55.6,
             max_model_len=131072,
-            max_num_seqs=8,
+            # Hybrid: one recurrent-state slot per sequence; 7 fit at full length on 96 GB
+            # (`stackctl doctor` computes it from config.json), 6 leaves headroom.
+            max_num_seqs=6,
             tool_call_parser="qwen3_coder",
             reasoning_parser="qwen3",
             kv_cache_dtype="fp8",
@@ -68,7 +70,8 @@ MODEL_PROFILES: dict[str, ModelProfile] = {
             quantization="fp8",
             weights_gb=82.0,
             max_model_len=65536,
-            max_num_seqs=8,
+            # Hybrid: 82 GB of weights leave room for 5 full-length state slots on a DGX Spark.
+            max_num_seqs=4,
             tool_call_parser="qwen3_coder",
             reasoning_parser=None,
             kv_cache_dtype="fp8",

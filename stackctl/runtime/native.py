@@ -19,7 +19,15 @@ from stackctl.interpolate import interpolate
 from stackctl.render import render_project
 from stackctl.runtime.base import ServiceEvent, ServiceStartFailed, ServiceStatus
 from stackctl.runtime.hints import hint_for
-from stackctl.runtime.processes import ProcessRecord, is_running, last_line, start_process, stop_process, tail, uptime_s
+from stackctl.runtime.processes import (
+    ProcessRecord,
+    is_running,
+    last_line,
+    start_process,
+    stop_process,
+    tail,
+    uptime_s,
+)
 from stackctl.services import Service, environment_mapping
 from stackctl.stack import Stack
 

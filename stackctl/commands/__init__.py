@@ -1,0 +1,1 @@
+"""CLI commands that live outside cli.py; each module exposes `register(app)`."""

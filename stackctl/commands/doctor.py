@@ -1,0 +1,60 @@
+"""`stackctl doctor [--json] [--fast]`: one row per check; exit code 1 when any check fails."""
+
+from __future__ import annotations
+
+import json
+from enum import Enum
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from stackctl.commands._layout import layout_of
+from stackctl.doctor import CheckResult, Status, any_failed, run_checks
+from stackctl.stack import Stack
+
+
+class Runtime(str, Enum):
+    compose = "compose"
+    native = "native"
+
+
+_STYLE = {Status.ok: "[green]ok[/green]", Status.warn: "[yellow]warn[/yellow]", Status.fail: "[red]fail[/red]"}
+
+
+def register(app: typer.Typer) -> None:
+    app.command("doctor")(doctor)
+
+
+def doctor(
+    ctx: typer.Context,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    fast: Annotated[bool, typer.Option("--fast", help="Only the quick checks (what `up` runs).")] = False,
+    runtime: Annotated[Runtime | None, typer.Option(help="Check for this runtime instead of stack.yaml's.")] = None,
+) -> None:
+    """Check the host for every known trap before `up` (GPU driver, Docker, disk, memory, model fit, flags, ports)."""
+    stack = Stack.load(layout_of(ctx), runtime.value if runtime else None)
+    results = run_checks(stack, fast_only=fast)
+    if as_json:
+        typer.echo(json.dumps(report_document(results), indent=2))
+    else:
+        render_table(results, Console(highlight=False, soft_wrap=True))
+    if any_failed(results):
+        raise typer.Exit(1)
+
+
+def report_document(results: list[CheckResult]) -> dict:
+    counts = {status.value: sum(result.status is status for result in results) for status in Status}
+    return {"ok": not any_failed(results), "summary": counts, "checks": [result.to_dict() for result in results]}
+
+
+def render_table(results: list[CheckResult], console: Console) -> None:
+    table = Table("check", "status", "found", "fix", show_lines=True)
+    for result in results:
+        table.add_row(result.name, _STYLE[result.status], result.found, result.fix or "")
+    console.print(table)
+    failures = sum(result.status is Status.fail for result in results)
+    warnings = sum(result.status is Status.warn for result in results)
+    summary = f"{len(results)} checks: {failures} failed, {warnings} warnings"
+    console.print(f"[red]{summary}[/red]" if failures else summary)

@@ -1,0 +1,7 @@
+"""`stackctl doctor`: catch the known traps of a GPU box before `up` does (one row per check)."""
+
+from stackctl.doctor.host import HostFacts
+from stackctl.doctor.result import CheckResult, Status, any_failed
+from stackctl.doctor.runner import CHECKS, failed, run_checks
+
+__all__ = ["CHECKS", "CheckResult", "HostFacts", "Status", "any_failed", "failed", "run_checks"]

@@ -1,0 +1,77 @@
+"""The list of checks, fast ones first, and `run_checks` (what `doctor` and `up` call)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from stackctl.doctor.context import DoctorContext
+from stackctl.doctor.docker import check_docker
+from stackctl.doctor.gpu import check_cuda_image, check_driver, check_gpu_visible
+from stackctl.doctor.host import HostFacts
+from stackctl.doctor.memory import check_unified_memory
+from stackctl.doctor.model import check_disk, check_model_fit
+from stackctl.doctor.network import (
+    check_env_file,
+    check_hf_token,
+    check_nginx_upstreams,
+    check_ports,
+)
+from stackctl.doctor.result import CheckResult, Status, fail
+from stackctl.doctor.vllm_flags import check_tool_parser, check_vllm_flags
+from stackctl.stack import Stack
+
+CheckFunction = Callable[[DoctorContext], "CheckResult | list[CheckResult]"]
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    run: CheckFunction
+    # Fast checks read files and run nvidia-smi/docker once; `up` runs them before starting.
+    fast: bool = True
+
+
+CHECKS: tuple[Check, ...] = (
+    Check("gpu", check_gpu_visible),
+    Check("driver", check_driver),
+    Check("cuda-image", check_cuda_image),
+    Check("docker", check_docker),
+    Check("disk", check_disk),
+    Check("memory", check_unified_memory),
+    Check("model-fit", check_model_fit),
+    Check("tool-parser", check_tool_parser),
+    Check("ports", check_ports),
+    Check("nginx", check_nginx_upstreams),
+    Check("hf-token", check_hf_token),
+    Check("env-file", check_env_file),
+    # Starts the engine's Python and imports vLLM (~10 s): `doctor` only.
+    Check("vllm-flags", check_vllm_flags, fast=False),
+)
+
+
+def run_checks(
+    stack: Stack,
+    fast_only: bool = True,
+    *,
+    facts: HostFacts | None = None,
+    engine_python: Path | None = None,
+) -> list[CheckResult]:
+    """Every check's results, in order. A check that crashes is reported as a failure, not raised."""
+    ctx = DoctorContext(stack.layout, stack.config, stack.runtime, facts or HostFacts(), engine_python)
+    results: list[CheckResult] = []
+    for check in CHECKS:
+        if fast_only and not check.fast:
+            continue
+        try:
+            outcome = check.run(ctx)
+        except Exception as error:  # noqa: BLE001 - one broken probe must not hide the others
+            outcome = fail(check.name, f"the check itself failed: {type(error).__name__}: {error}",
+                           "report this as a stackctl bug, with `stackctl doctor --json`")
+        results += outcome if isinstance(outcome, list) else [outcome]
+    return results
+
+
+def failed(results: list[CheckResult]) -> list[CheckResult]:
+    return [result for result in results if result.status is Status.fail]

@@ -1,0 +1,127 @@
+"""vLLM flags: the composed command line through vLLM's own parser (where an engine venv
+exists), and a static check that the tool-call parser matches the model family."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from stackctl.context import local_model_dir
+from stackctl.doctor.context import DoctorContext
+from stackctl.doctor.model import model_facts
+from stackctl.doctor.result import CheckResult, fail, ok, warn
+from stackctl.engine.install import default_engine_dir, installed_engine
+from stackctl.vllm_args import vllm_args
+
+PARSE_TIMEOUT_S = 120
+_PARSE_SCRIPT = Path(__file__).with_name("_vllm_parse.py")
+
+# Which tool-call format a model family emits, and the vLLM parsers that read it.
+# Qwen3-Coder, Qwen3-Next and Qwen3.5/3.6 write XML-style <function=...> calls; plain Qwen3 and
+# Qwen2 write JSON inside <tool_call> (hermes); gpt-oss speaks harmony (openai).
+_FAMILY_PARSERS = {
+    "qwen3-coder-xml": {"qwen3_coder", "qwen3_xml"},
+    "hermes-json": {"hermes"},
+    "harmony": {"openai"},
+}
+
+
+def model_family(model_type: str | None, hf_id: str | None) -> str | None:
+    name = (hf_id or "").lower()
+    kind = (model_type or "").lower()
+    if "coder" in name and "qwen3" in name:
+        return "qwen3-coder-xml"
+    if kind.startswith(("qwen3_5", "qwen3_next")) or "qwen3.5" in name or "qwen3.6" in name or "qwen3-next" in name:
+        return "qwen3-coder-xml"
+    if kind in {"qwen3", "qwen3_moe", "qwen2", "qwen2_moe"} or "qwen3-" in name or "qwen2" in name:
+        return "hermes-json"
+    if kind == "gpt_oss" or "gpt-oss" in name:
+        return "harmony"
+    return None
+
+
+def check_tool_parser(ctx: DoctorContext) -> CheckResult:
+    name = "tool-parser"
+    profile = ctx.config.model_profile
+    parser = _flag_value(_composed_args(ctx), "--tool-call-parser") or profile.tool_call_parser
+    facts = model_facts(ctx)
+    model_type = facts.shape.model_type if facts.shape else None
+    family = model_family(model_type, profile.hf_id or profile.name)
+    if profile.hf_id is None and not ctx.config.vllm.model_path:
+        family = "hermes-json"  # the demo model's chat template writes hermes-style calls
+    if family is None:
+        return warn(name, f"--tool-call-parser {parser}; model family of {profile.hf_id or profile.name} unknown",
+                    "check the model card for the tool-call format vLLM should parse")
+    expected = _FAMILY_PARSERS[family]
+    if parser not in expected:
+        return fail(name, f"--tool-call-parser {parser}, but {profile.hf_id or profile.name} writes {family} tool calls "
+                    "(the wrong parser drops them silently)",
+                    f"use --tool-call-parser {min(expected)} (remove the override from vllm.extra_args)")
+    return ok(name, f"--tool-call-parser {parser} matches {family} ({model_type or profile.name})")
+
+
+def check_vllm_flags(ctx: DoctorContext) -> CheckResult:
+    name = "vllm-flags"
+    python = ctx.engine_python or _default_engine_python()
+    if python is None or not Path(python).exists():
+        return ok(name, "no vLLM engine venv to parse with (the composed flags are checked when one is installed)")
+    args = _composed_args(ctx)
+    env_names = sorted(_engine_environment(ctx))
+    try:
+        done = subprocess.run(
+            [str(python), str(_PARSE_SCRIPT)], input=json.dumps({"args": args, "env": env_names}),
+            capture_output=True, text=True, timeout=PARSE_TIMEOUT_S, check=False,
+        )
+        answer = json.loads(done.stdout.strip().splitlines()[-1])
+    except (subprocess.TimeoutExpired, ValueError, IndexError, OSError) as error:
+        return warn(name, f"could not run vLLM's parser with {python}: {error}",
+                    "reinstall the engine (`stackctl engine install`) or remove it")
+    version = answer.get("vllm_version", "?")
+    if answer.get("error"):
+        return fail(name, f"vLLM {version} refuses the command line: {answer['error']}",
+                    "fix or remove the flag in vllm.extra_args of stack.yaml (`--dtype auto` lets FP8 checkpoints "
+                    "carry their own quantization; patched-build flags do not exist upstream)")
+    problems = []
+    tool = _flag_value(args, "--tool-call-parser")
+    if tool and answer.get("tool_parsers") is not None and tool not in answer["tool_parsers"]:
+        problems.append(f"tool-call parser '{tool}' is not registered")
+    reasoning = _flag_value(args, "--reasoning-parser")
+    if reasoning and answer.get("reasoning_parsers") is not None and reasoning not in answer["reasoning_parsers"]:
+        problems.append(f"reasoning parser '{reasoning}' is not registered")
+    if answer.get("unknown_env"):
+        problems.append(f"unknown environment variables {', '.join(answer['unknown_env'])} (vLLM ignores them)")
+    if problems:
+        return fail(name, f"vLLM {version}: " + "; ".join(problems),
+                    "remove them or use names `vllm serve --help` lists")
+    return ok(name, f"vLLM {version} accepts all {len(args)} arguments and {len(env_names)} environment variables")
+
+
+def _composed_args(ctx: DoctorContext) -> list[str]:
+    """The command line `up` would run (a local model directory stands in for a missing HF id)."""
+    local = local_model_dir(ctx.config)
+    return vllm_args(ctx.config, model_ref=str(local) if local else None)
+
+
+def _default_engine_python() -> Path | None:
+    info = installed_engine(default_engine_dir())
+    return info.python if info else None
+
+
+def _engine_environment(ctx: DoctorContext) -> set[str]:
+    """VLLM_* names the engine will see: the profile's, and (native runtime) the user's own shell's."""
+    names = {key for key, _value in ctx.config.hardware_profile.vllm_environment} | {"VLLM_API_KEY"}
+    if ctx.runtime == "native":
+        names |= {key for key in ctx.facts.environ if key.startswith("VLLM_")}
+    return names
+
+
+def _flag_value(args: list[str], flag: str) -> str | None:
+    """The value vLLM will use: argparse keeps the last occurrence (extra_args come last)."""
+    value = None
+    for index, arg in enumerate(args):
+        if arg == flag and index + 1 < len(args):
+            value = args[index + 1]
+        elif arg.startswith(flag + "="):
+            value = arg.split("=", 1)[1]
+    return value

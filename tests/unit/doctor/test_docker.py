@@ -1,0 +1,47 @@
+"""Docker checks through python-on-whales against a fake `docker` printing recorded `docker info`."""
+
+from stackctl.doctor.docker import check_docker
+from stackctl.doctor.result import Status
+from tests.unit.doctor.fakehost import by_name, context, make_host, make_stack
+
+
+def test_engine_compose_and_nvidia_runtime_present(tmp_path):
+    results = check_docker(context(make_stack(tmp_path, hardware="rtx-pro-6000"),
+                                   make_host(tmp_path, docker="info-nvidia.json")))
+    assert [r.status for r in results] == [Status.ok] * 3
+    assert "28.5.1" in by_name(results, "docker").found
+    assert "v2.40.0" in by_name(results, "compose").found
+    assert "nvidia" in by_name(results, "nvidia-runtime").found
+
+
+def test_daemon_down_fails(tmp_path):
+    results = check_docker(context(make_stack(tmp_path, hardware="rtx-pro-6000"), make_host(tmp_path, docker=None)))
+    docker = by_name(results, "docker")
+    assert docker.status is Status.fail and "Cannot connect to the Docker daemon" in docker.found
+    assert "systemctl enable --now docker" in docker.fix
+
+
+def test_no_docker_client(tmp_path):
+    results = check_docker(context(make_stack(tmp_path, hardware="rtx-pro-6000"), make_host(tmp_path, docker="absent")))
+    assert by_name(results, "docker").found == "the docker client is not installed"
+
+
+def test_missing_compose_v2_and_nvidia_runtime_fail(tmp_path):
+    facts = make_host(tmp_path, docker="info-runc-only.json", compose=None)
+    results = check_docker(context(make_stack(tmp_path, hardware="rtx-pro-6000"), facts))
+    compose, runtime = by_name(results, "compose"), by_name(results, "nvidia-runtime")
+    assert compose.status is Status.fail and "docker-compose-plugin" in compose.fix
+    assert runtime.status is Status.fail and "nvidia-ctk runtime configure --runtime=docker" in runtime.fix
+
+
+def test_cdi_spec_counts_as_gpu_access(tmp_path):
+    facts = make_host(tmp_path, docker="info-runc-only.json")
+    (facts.root / "etc" / "cdi").mkdir(parents=True)
+    (facts.root / "etc" / "cdi" / "nvidia.yaml").write_text("cdiVersion: 0.5.0\nkind: nvidia.com/gpu\n")
+    runtime = by_name(check_docker(context(make_stack(tmp_path, hardware="rtx-pro-6000"), facts)), "nvidia-runtime")
+    assert runtime.status is Status.ok and "nvidia.yaml" in runtime.found
+
+
+def test_native_runtime_does_not_need_docker(tmp_path):
+    results = check_docker(context(make_stack(tmp_path, runtime="native", hardware="rtx-pro-6000"), make_host(tmp_path)))
+    assert all(r.status is Status.ok and "not used" in r.found for r in results)

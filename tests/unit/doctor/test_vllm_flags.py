@@ -1,0 +1,64 @@
+"""vLLM flags: the composed command line through vLLM's own parser in the engine venv, and the
+tool-call parser against the model family."""
+
+import pytest
+
+from stackctl.doctor.result import Status
+from stackctl.doctor.vllm_flags import check_tool_parser, check_vllm_flags
+from tests.unit.doctor.fakehost import MODEL_CACHE, context, make_host, make_stack
+
+
+@pytest.mark.parametrize(("model", "parser"), [
+    ("qwen3.6-27b", "qwen3_coder"), ("qwen3.6-35b-a3b-fp8", "qwen3_coder"), ("qwen3-coder-next-fp8", "qwen3_coder"),
+    ("qwen3-32b", "hermes"), ("gpt-oss-120b", "openai"),
+])
+def test_profiles_use_their_familys_parser(tmp_path, model, parser):
+    stack = make_stack(tmp_path, hardware="rtx-pro-6000", model=model, hf_cache=str(MODEL_CACHE))
+    result = check_tool_parser(context(stack, make_host(tmp_path)))
+    assert result.status is Status.ok, result
+    assert f"--tool-call-parser {parser}" in result.found
+
+
+def test_hermes_on_a_qwen3_coder_family_model_fails(tmp_path):
+    stack = make_stack(tmp_path, hardware="rtx-pro-6000", model="qwen3.6-27b", hf_cache=str(MODEL_CACHE),
+                       vllm={"extra_args": ["--tool-call-parser", "hermes"]})
+    result = check_tool_parser(context(stack, make_host(tmp_path)))
+    assert result.status is Status.fail
+    assert "qwen3.6-27b writes qwen3-coder-xml tool calls" in result.found.lower() or "qwen3-coder-xml" in result.found
+    assert "use --tool-call-parser qwen3_coder" in result.fix
+
+
+def test_no_engine_venv_means_nothing_to_parse_with(tmp_path):
+    stack = make_stack(tmp_path, hardware="rtx-pro-6000")
+    result = check_vllm_flags(context(stack, make_host(tmp_path), engine_python=tmp_path / "no-engine" / "bin" / "python"))
+    assert result.status is Status.ok and "no vLLM engine venv" in result.found
+
+
+@pytest.mark.vllm
+def test_composed_command_line_is_accepted_by_vllm(tmp_path, vllm_engine):
+    stack = make_stack(tmp_path, hardware="rtx-pro-6000", model="qwen3.6-27b")
+    result = check_vllm_flags(context(stack, make_host(tmp_path), engine_python=vllm_engine.python))
+    assert result.status is Status.ok, result
+    assert f"vLLM {vllm_engine.vllm_version} accepts all" in result.found
+
+
+@pytest.mark.vllm
+@pytest.mark.parametrize(("extra", "message"), [
+    (["--dtype", "fp8"], "argument --dtype: invalid choice: 'fp8'"),
+    (["--mxfp4-layers", "all"], "unrecognized arguments: --mxfp4-layers"),
+])
+def test_vllm_refuses_bad_flags(tmp_path, extra, message, vllm_engine):
+    stack = make_stack(tmp_path, hardware="rtx-pro-6000", model="qwen3-32b", vllm={"extra_args": extra})
+    result = check_vllm_flags(context(stack, make_host(tmp_path), engine_python=vllm_engine.python))
+    assert result.status is Status.fail
+    assert message in result.found and "vllm.extra_args" in result.fix
+
+
+@pytest.mark.vllm
+def test_unknown_vllm_environment_variable_in_native_runtime(tmp_path, vllm_engine):
+    stack = make_stack(tmp_path, runtime="native", hardware="cpu", model="tiny")
+    facts = make_host(tmp_path)
+    facts.environ["VLLM_MXFP4_LAYERS"] = "all"
+    result = check_vllm_flags(context(stack, facts, engine_python=vllm_engine.python))
+    assert result.status is Status.fail
+    assert "unknown environment variables VLLM_MXFP4_LAYERS" in result.found
