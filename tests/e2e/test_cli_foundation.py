@@ -79,7 +79,7 @@ def test_init_then_render_gives_a_compose_project(tmp_path):
     compose = tmp_path / "docker-compose.yml"
     validation = subprocess.run(
         [sys.executable, "-m", "check_jsonschema", "--builtin-schema", "vendor.compose-spec", str(compose)],
-        capture_output=True, text=True,
+        capture_output=True, text=True, check=False,
     )
     assert validation.returncode == 0, validation.stdout + validation.stderr
     text = compose.read_text()
@@ -111,10 +111,25 @@ def test_bad_init_choice_writes_nothing(tmp_path):
     assert not (tmp_path / "stack.yaml").exists() and not (tmp_path / ".env").exists()
 
 
-def test_compose_runtime_without_docker_engine_says_so_in_one_line(tmp_path):
+def test_compose_runtime_without_docker_engine_is_stopped_by_the_doctor(tmp_path):
     assert run_cli("init", cwd=tmp_path).returncode == 0
     result = run_cli("up", "--runtime", "compose", cwd=tmp_path, env={"DOCKER_HOST": f"unix://{tmp_path}/no.sock"})
-    assert_one_line_error(result, "Docker", "--runtime native", code=1)
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr + result.stdout
+    assert "fail docker: Cannot connect to the Docker daemon" in result.stderr
+    assert "or set runtime: native" in result.stderr  # the fix line
+    assert result.stderr.strip().splitlines()[-1].startswith("error: `doctor --fast` found")
+
+
+def test_compose_runtime_without_docker_engine_says_so_in_one_line(tmp_path):
+    assert run_cli("init", cwd=tmp_path).returncode == 0
+    result = run_cli("up", "--runtime", "compose", "--skip-checks", cwd=tmp_path,
+                     env={"DOCKER_HOST": f"unix://{tmp_path}/no.sock"})
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr + result.stdout
+    assert result.stderr.strip().splitlines()[-2] == "starting anyway (--skip-checks)"
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "Docker" in errors[0] and "--runtime native" in errors[0], result.stderr
 
 
 def test_python_dash_m_and_dir_option(tmp_path):

@@ -52,7 +52,7 @@ def test_service_that_exits_at_start_shows_log_tail_and_hint(tmp_path):
     assert_nothing_running(stack, before)
 
 
-def test_port_in_use_fails_before_starting_anything(tmp_path):
+def test_doctor_preflight_stops_up_on_a_busy_port(tmp_path):
     stack = make_demo_stack(tmp_path / "stack")
     before = stack_process_ids(stack)
     with socket.socket() as squatter:
@@ -60,6 +60,24 @@ def test_port_in_use_fails_before_starting_anything(tmp_path):
         squatter.listen()
         result = stack.cli("up", timeout=300)
     assert result.returncode == 1
+    line = error_line(result)
+    assert "`doctor --fast` found 1 failing check(s), so nothing was started" in line
+    assert f"fail ports: in use: proxy {stack.ports['proxy']}" in result.stderr
+    assert "fix: stop what holds them" in result.stderr
+    assert not (stack.root / ".stackctl" / "logs").exists(), "a service was started anyway"
+    assert_nothing_running(stack, before)
+
+
+def test_port_in_use_fails_before_starting_anything(tmp_path):
+    """With the doctor skipped, the native runtime's own preflight still refuses."""
+    stack = make_demo_stack(tmp_path / "stack")
+    before = stack_process_ids(stack)
+    with socket.socket() as squatter:
+        squatter.bind(("127.0.0.1", stack.ports["proxy"]))
+        squatter.listen()
+        result = stack.cli("up", "--skip-checks", timeout=300)
+    assert result.returncode == 1
+    assert "starting anyway (--skip-checks)" in result.stderr
     line = error_line(result)
     assert f"port {stack.ports['proxy']} (filter-proxy) is already in use" in line
     assert "ports:" in line

@@ -17,7 +17,7 @@ from tests.support.stacks import DemoStack, group_members, make_demo_stack, proc
 
 pytestmark = [pytest.mark.e2e, pytest.mark.vllm]
 
-SERVICES_IN_ORDER = ["vllm", "node-exporter", "prometheus", "filter-proxy", "nginx"]
+SERVICES_IN_ORDER = ["vllm", "node-exporter", "gpu-exporter", "prometheus", "filter-proxy", "nginx"]
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +50,7 @@ def test_anthropic_sdk_streams_through_nginx(stack: DemoStack):
     client = anthropic.Anthropic(base_url=f"http://127.0.0.1:{stack.ports['http']}", api_key=stack.client_key, max_retries=0)
     events = []
     with client.messages.stream(
-        model="claude-sonnet-4-5-20250929", max_tokens=12, messages=[{"role": "user", "content": "Say hello"}]
+        model="claude-sonnet-4-6", max_tokens=12, messages=[{"role": "user", "content": "Say hello"}]
     ) as stream:
         for event in stream:
             events.append(event.type)
@@ -81,7 +81,7 @@ def test_prometheus_scrapes_every_target(stack: DemoStack):
     while True:
         results = httpx.get(url, params={"query": "up"}).json()["data"]["result"]
         jobs = {result["metric"]["job"]: result["value"][1] for result in results}
-        if set(jobs) >= {"vllm", "filter-proxy", "node", "prometheus"} and set(jobs.values()) == {"1"}:
+        if set(jobs) >= {"vllm", "filter-proxy", "node", "prometheus", "gpu"} and set(jobs.values()) == {"1"}:
             break
         assert time.monotonic() < deadline, f"targets not all up: {jobs}"
         time.sleep(2)

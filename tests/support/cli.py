@@ -19,4 +19,5 @@ def run_cli(*args: str, cwd: Path, env: dict[str, str] | None = None, timeout: f
         capture_output=True,
         text=True,
         timeout=timeout,
+        check=False,
     )
