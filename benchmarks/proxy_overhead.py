@@ -2,7 +2,8 @@
 
 One command, one table: (a) direct to a fast scripted backend, (b) OpenAI pass-through and
 (c) Anthropic translation through `stackctl proxy serve`, at concurrency 1, 16 and 128, all
-against the same backend in the same run. The backend, the proxy and this client run as
+against the same backend in the same run; (r), a do-nothing TCP relay, shows what one more
+process hop costs on the machine itself. The backend, the proxy and this client run as
 separate processes; the client is a minimal HTTP/1.1 reader so its own cost stays small.
 
     .venv/bin/python benchmarks/proxy_overhead.py            # full run (~1.5 min)
@@ -32,6 +33,7 @@ from pathlib import Path
 MODEL = "bench-model"
 KEY = "sk-bench-not-a-secret"
 REPO = Path(__file__).resolve().parents[1]
+DIRECT, RELAY = "(a) direct", "(r) tcp relay"
 
 
 # ---- the scripted backend (runs in its own process) ------------------------------------------
@@ -105,6 +107,38 @@ def serve_backend(port: int, rate: float, tokens: int) -> None:
         log_level="warning",
         access_log=False,
     )
+
+
+# ---- a do-nothing TCP relay: what one more process hop costs on this machine -----------------
+
+
+def serve_relay(port: int, backend_port: int) -> None:
+    """Copies bytes both ways and understands nothing: the floor under any proxy's added TTFT
+    (two more loopback hops and process wake-ups), measured so the table can separate the
+    machine's cost from the proxy's own."""
+    import uvloop
+
+    async def pump(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while data := await reader.read(65536):
+                writer.write(data)
+                await writer.drain()
+        except OSError:
+            pass
+        finally:
+            writer.close()
+
+    async def relay(client_reader: asyncio.StreamReader, client_writer: asyncio.StreamWriter):  # type: ignore[no-untyped-def]
+        backend_reader, backend_writer = await asyncio.open_connection("127.0.0.1", backend_port)
+        await asyncio.gather(
+            pump(client_reader, backend_writer), pump(backend_reader, client_writer)
+        )
+
+    async def main() -> None:
+        server = await asyncio.start_server(relay, "127.0.0.1", port)
+        await server.serve_forever()
+
+    uvloop.run(main())
 
 
 # ---- a minimal streaming HTTP/1.1 client -----------------------------------------------------
@@ -191,9 +225,8 @@ class Result:
 
     @property
     def per_connection_rate(self) -> float:
-        return statistics.mean(
-            (s.tokens - 1) / s.stream_seconds for s in self.samples if s.stream_seconds > 0
-        )
+        rates = [(s.tokens - 1) / s.stream_seconds for s in self.samples if s.stream_seconds > 0]
+        return statistics.mean(rates) if rates else float("nan")  # one-token or instant replies
 
     @property
     def aggregate_rate(self) -> float:
@@ -264,14 +297,18 @@ def main() -> None:
     parser.add_argument("--tokens", type=int, default=None, help="tokens per reply")
     parser.add_argument("--levels", default="1,16,128", help="concurrency levels")
     parser.add_argument("--_backend", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--_relay", type=int, nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     tokens = args.tokens or (16 if args.quick else 32)
     if args._backend:
         serve_backend(args._backend, args.rate, tokens)
         return
+    if args._relay:
+        serve_relay(*args._relay)
+        return
 
     levels = [int(level) for level in args.levels.split(",")]
-    backend_port, proxy_port = free_port(), free_port()
+    backend_port, proxy_port, relay_port = free_port(), free_port(), free_port()
     python = sys.executable
     env = {
         **os.environ,
@@ -293,6 +330,9 @@ def main() -> None:
         ],
         env=env,
     )
+    relay = subprocess.Popen(
+        [python, __file__, "--_relay", str(relay_port), str(backend_port)], env=env
+    )
     proxy = subprocess.Popen(
         [
             python,
@@ -312,6 +352,7 @@ def main() -> None:
     try:
         wait_for_port(backend_port, backend, "the scripted backend")
         wait_for_port(proxy_port, proxy, "the proxy")
+        wait_for_port(relay_port, relay, "the TCP relay")
         chat = json.dumps(
             {
                 "model": MODEL,
@@ -329,16 +370,17 @@ def main() -> None:
             }
         ).encode()
         modes = [
-            Mode("(a) direct", backend_port, "/v1/chat/completions", chat, b'"content":" '),
+            Mode(DIRECT, backend_port, "/v1/chat/completions", chat, b'"content":" '),
+            Mode(RELAY, relay_port, "/v1/chat/completions", chat, b'"content":" '),
             Mode("(b) openai", proxy_port, "/v1/chat/completions", chat, b'"content":" '),
             Mode("(c) anthropic", proxy_port, "/v1/messages", messages, b"content_block_delta"),
         ]
         reply_seconds = tokens / args.rate if args.rate > 0 else 0.0
         results = asyncio.run(measure(modes, levels, reply_seconds, quick=args.quick))
     finally:
-        for process in (proxy, backend):
+        for process in (proxy, relay, backend):
             process.terminate()
-        for process in (proxy, backend):
+        for process in (proxy, relay, backend):
             try:
                 process.wait(10)
             except subprocess.TimeoutExpired:
@@ -390,12 +432,25 @@ def print_table(results: list[Result], levels: list[int], tokens: int, rate: flo
             )
     print(
         "TTFT is in ms (ms columns); throughput in streamed tokens/s; 'vs (a)' is aggregate "
-        "throughput as a share of direct."
+        "throughput as a share of direct. (r) relays bytes and does nothing else: its added "
+        "TTFT is this machine's cost of one more process hop, part of every proxy's figure."
     )
+    for concurrency in levels:
+        level = {r.mode: r for r in results if r.concurrency == concurrency}
+        relay = level.get(RELAY)
+        if relay is None:
+            continue
+        own = ", ".join(
+            f"{mode} p50 {r.ttft_ms(0.5) - relay.ttft_ms(0.5):.2f} ms / "
+            f"p99 {r.ttft_ms(0.99) - relay.ttft_ms(0.99):.2f} ms"
+            for mode, r in level.items()
+            if mode not in (RELAY, DIRECT)
+        )
+        print(f"  c{concurrency}: TTFT added beyond the relay: {own}")
     checks = []
     for result in results:
         direct = next(r for r in results if r.concurrency == result.concurrency)
-        if result is direct:
+        if result.mode in (DIRECT, RELAY):
             continue
         if result.concurrency == 16:
             added50 = result.ttft_ms(0.5) - direct.ttft_ms(0.5)

@@ -7,9 +7,9 @@ a single backend call.
 
 from __future__ import annotations
 
+import asyncio
 import time
 
-import anyio
 from pydantic import ValidationError
 from starlette.requests import Request
 from starlette.responses import Response
@@ -28,7 +28,7 @@ from stackctl.proxy.metrics import RequestTimer
 from stackctl.proxy.openai_protocol import ChatCompletionChunk, TokenizeReply
 from stackctl.proxy.sse import PING_EVENT, EventSplitter, event_data
 from stackctl.proxy.stream_translator import AnthropicStreamTranslator
-from stackctl.proxy.streaming import ProducerResponse
+from stackctl.proxy.streaming import ProducerResponse, cancel_and_wait
 from stackctl.proxy.to_openai import translate_count_tokens_request, translate_messages_request
 from stackctl.proxy.web_search import find_web_search_tool, search_function
 from stackctl.proxy.web_search_loop import WebSearchLoop, WebSearchRunner, web_search_loop
@@ -112,27 +112,27 @@ class AnthropicRoutes:
             async def keep_alive() -> None:
                 # Idle clients and proxies drop silent connections during long prefills.
                 while not translator.finished:
-                    await anyio.sleep(max(0.0, last_sent + ping_interval - time.monotonic()))
+                    await asyncio.sleep(max(0.0, last_sent + ping_interval - time.monotonic()))
                     if time.monotonic() - last_sent >= ping_interval and not translator.finished:
                         data = translator.start() if not translator.started else PING_EVENT
                         await send(data, keep_alive=True)
 
-            async with anyio.create_task_group() as tasks:
-                tasks.start_soon(keep_alive)
-                try:
-                    if loop is None:
-                        await send_translated(upstream, translator, send, backend)
-                    else:
+            pinger = asyncio.create_task(keep_alive())
+            try:
+                if loop is None:
+                    await send_translated(upstream, translator, send, backend)
+                else:
 
-                        async def relay(stream) -> None:  # type: ignore[no-untyped-def]
-                            await send_translated(stream, translator, send, backend)
+                    async def relay(stream) -> None:  # type: ignore[no-untyped-def]
+                        await send_translated(stream, translator, send, backend)
 
-                        await loop.stream(upstream, translator, relay, send, backend)
-                except Exception:  # noqa: BLE001 (logged with its traceback below)
-                    # A proxy bug must still end the stream the way the grammar allows.
-                    log.exception("translating the backend stream failed")
-                    await send(translator.fail(ProxyError("internal error in the filter-proxy")))
-                tasks.cancel_scope.cancel()
+                    await loop.stream(upstream, translator, relay, send, backend)
+            except Exception:  # noqa: BLE001 (logged with its traceback below)
+                # A proxy bug must still end the stream the way the grammar allows.
+                log.exception("translating the backend stream failed")
+                await send(translator.fail(ProxyError("internal error in the filter-proxy")))
+            finally:
+                await cancel_and_wait(pinger)
             timer.tokens(translator.input_tokens, translator.output_tokens)
 
         def on_done(disconnected: bool) -> None:

@@ -13,7 +13,7 @@ from starlette.routing import Route
 
 from stackctl.proxy.anthropic_routes import AnthropicRoutes
 from stackctl.proxy.auth import KeyChecker
-from stackctl.proxy.backend import Backend, Transport
+from stackctl.proxy.backend import Backend
 from stackctl.proxy.context import ProxyContext, log
 from stackctl.proxy.errors import ApiFormat, InvalidRequest, ModelNotFound, ProxyError
 from stackctl.proxy.http_io import error_response
@@ -27,17 +27,12 @@ from stackctl.proxy.settings import ProxySettings
 def create_app(
     settings: ProxySettings,
     *,
-    backend_transport: Transport | None = None,
     search_backend: SearchBackend | None = None,
 ) -> Starlette:
     """`search_backend` replaces the one `settings` name (tests, or a custom service)."""
     context = ProxyContext(
         settings=settings,
-        backend=Backend(
-            settings.backend_url,
-            api_key=settings.backend_api_key,
-            transport=backend_transport,
-        ),
+        backend=Backend(settings.backend_url, api_key=settings.backend_api_key),
         router=ModelRouter(aliases=settings.aliases, default_model=settings.default_model),
         keys=KeyChecker(settings.api_keys, enabled=settings.auth_enabled),
         metrics=ProxyMetrics(),

@@ -1,63 +1,114 @@
-"""The one connection pool to the OpenAI-compatible backend (vLLM, llama.cpp, SGLang)."""
+"""The one connection pool to the OpenAI-compatible backend (vLLM, llama.cpp, SGLang).
+
+aiohttp, not httpx: every streamed token crosses this client, and aiohttp parses HTTP in C
+(llhttp) with one buffer per connection, where httpx/httpcore run h11 in Python plus an anyio
+cancel scope per read. With httpx the client alone took a quarter of the proxy's CPU at 128
+streams (see benchmarks/proxy_overhead.py).
+"""
 
 from __future__ import annotations
 
+import asyncio
 import json
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
 
-# httpx2 is httpx's maintained successor (same API; the anthropic and openai SDKs already
-# depend on it). httpx 0.28's pool (httpcore 1.0.9) rescans every connection for every
-# connection on each request and response close, O(n^2): at 128 concurrent streams it spent
-# two thirds of the proxy's CPU there and throughput fell to 7% of direct (see
-# benchmarks/proxy_overhead.py). httpcore2's pool does one pass.
-import httpx2 as httpx
-
-# What a broken backend stream raises; routes catch this without knowing the HTTP client.
-StreamError = httpx.HTTPError
-Transport = httpx.AsyncBaseTransport
-
+import aiohttp
 from pydantic import ValidationError
 
 from stackctl.proxy.errors import BackendError, BackendUnavailable
 from stackctl.proxy.openai_protocol import ChatCompletion
 
+# What a broken backend stream raises; routes catch this without knowing the HTTP client.
+StreamError = (aiohttp.ClientError, asyncio.TimeoutError)
+
 # Long prompts can take minutes to prefill before the first byte; a stalled backend is still
 # noticed (read timeout), and connecting to a stopped one fails fast.
-_TIMEOUT = httpx.Timeout(connect=10.0, read=900.0, write=60.0, pool=60.0)
+_TIMEOUT = aiohttp.ClientTimeout(total=None, connect=10.0, sock_read=900.0)
 # Every streaming client holds one backend connection; 128 agents must not queue on the pool.
-_LIMITS = httpx.Limits(max_connections=1024, max_keepalive_connections=256, keepalive_expiry=30)
+_MAX_CONNECTIONS = 1024
+_KEEPALIVE_SECONDS = 30.0
+
+
+@dataclass(frozen=True)
+class BackendReply:
+    """A whole (unstreamed) backend reply."""
+
+    status_code: int
+    headers: Mapping[str, str]
+    content: bytes
+
+
+class BackendStream:
+    """A streamed backend reply: headers read, body read by `aiter_raw()`; always `aclose()`."""
+
+    def __init__(self, response: aiohttp.ClientResponse) -> None:
+        self._response = response
+        self.status_code = response.status
+        self.headers: Mapping[str, str] = response.headers
+
+    async def aiter_raw(self) -> AsyncIterator[bytes]:
+        """Bytes as they arrive (chunk boundaries are the network's, not the events')."""
+        async for data in self._response.content.iter_any():
+            yield data
+
+    async def aread(self) -> bytes:
+        return await self._response.read()
+
+    async def aclose(self) -> None:
+        if self._response.content.at_eof():
+            self._response.release()  # the connection goes back to the pool
+        else:
+            # Unfinished (the client left): drop the connection, so vLLM aborts the request
+            # and frees its slot instead of generating into the void.
+            self._response.close()
 
 
 class Backend:
-    def __init__(
-        self,
-        base_url: str,
-        *,
-        api_key: str | None,
-        transport: Transport | None = None,
-    ) -> None:
-        self.base_url = base_url
+    def __init__(self, base_url: str, *, api_key: str | None) -> None:
+        self.base_url = base_url.rstrip("/")
         # identity: a compressed SSE stream could not be relayed or parsed event by event.
-        headers = {"content-type": "application/json", "accept-encoding": "identity"}
+        self._headers = {"content-type": "application/json", "accept-encoding": "identity"}
         if api_key:
             # vLLM stays on loopback behind --api-key; clients never see this key.
-            headers["authorization"] = f"Bearer {api_key}"
-        self._client = httpx.AsyncClient(
-            base_url=base_url,
-            headers=headers,
-            timeout=_TIMEOUT,
-            limits=_LIMITS,
-            transport=transport,
-        )
+            self._headers["authorization"] = f"Bearer {api_key}"
+        self._session: aiohttp.ClientSession | None = None
+
+    def _client(self) -> aiohttp.ClientSession:
+        # Created on first use, inside the server's event loop (aiohttp binds to it).
+        if self._session is None or self._session.closed:
+            self._session = aiohttp.ClientSession(
+                headers=self._headers,
+                timeout=_TIMEOUT,
+                auto_decompress=False,
+                # Cookies a backend sets must never leak from one client's request to another's.
+                cookie_jar=aiohttp.DummyCookieJar(),
+                connector=aiohttp.TCPConnector(
+                    limit=_MAX_CONNECTIONS, keepalive_timeout=_KEEPALIVE_SECONDS
+                ),
+            )
+        return self._session
 
     async def aclose(self) -> None:
-        await self._client.aclose()
+        if self._session is not None:
+            await self._session.close()
 
-    async def request(self, method: str, path: str, body: bytes | None = None) -> httpx.Response:
-        """A whole reply; raises BackendUnavailable when the backend cannot be reached."""
+    async def _send(self, method: str, path: str, body: bytes | None) -> aiohttp.ClientResponse:
         try:
-            return await self._client.request(method, path, content=body)
-        except httpx.TransportError as error:
+            return await self._client().request(method, self.base_url + path, data=body)
+        except StreamError as error:
             raise self.unavailable(error) from None
+
+    async def request(self, method: str, path: str, body: bytes | None = None) -> BackendReply:
+        """A whole reply; raises BackendUnavailable when the backend cannot be reached."""
+        response = await self._send(method, path, body)
+        try:
+            content = await response.read()
+        except StreamError as error:
+            raise self.unavailable(error) from None
+        finally:
+            response.release()
+        return BackendReply(response.status, response.headers, content)
 
     async def chat_completion(self, body: bytes) -> ChatCompletion:
         """One unstreamed /v1/chat/completions call, parsed; backend errors raised."""
@@ -71,20 +122,18 @@ class Backend:
                 "backend reply is not an OpenAI chat completion", backend_status=502
             ) from None
 
-    async def open_stream(self, path: str, body: bytes) -> httpx.Response:
-        """Headers read, body not yet: the caller must `aclose()` the response."""
-        request = self._client.build_request("POST", path, content=body)
-        try:
-            return await self._client.send(request, stream=True)
-        except httpx.TransportError as error:
-            raise self.unavailable(error) from None
+    async def open_stream(self, path: str, body: bytes) -> BackendStream:
+        """Headers read, body not yet: the caller must `aclose()` the stream."""
+        return BackendStream(await self._send("POST", path, body))
 
-    async def open_chat_stream(self, body: bytes) -> httpx.Response:
+    async def open_chat_stream(self, body: bytes) -> BackendStream:
         """A streamed /v1/chat/completions reply with status 200 (else its error is raised)."""
         upstream = await self.open_stream("/v1/chat/completions", body)
         if upstream.status_code != 200:
-            content = await upstream.aread()
-            await upstream.aclose()
+            try:
+                content = await upstream.aread()
+            finally:
+                await upstream.aclose()
             raise backend_error(upstream.status_code, content)
         return upstream
 
@@ -93,17 +142,17 @@ class Backend:
         if response.status_code != 200:
             raise backend_error(response.status_code, response.content)
         try:
-            return tuple(str(item["id"]) for item in response.json()["data"])
+            return tuple(str(item["id"]) for item in json.loads(response.content)["data"])
         except (ValueError, KeyError, TypeError):
             raise BackendError(
                 "backend /v1/models reply is not an OpenAI model list", backend_status=502
             ) from None
 
-    def unavailable(self, error: Exception) -> BackendUnavailable:
+    def unavailable(self, error: BaseException) -> BackendUnavailable:
         reason = type(error).__name__
-        if isinstance(error, httpx.ConnectError):
+        if isinstance(error, aiohttp.ClientConnectorError):
             reason = "connection refused"
-        elif isinstance(error, httpx.TimeoutException):
+        elif isinstance(error, asyncio.TimeoutError):
             reason = "timed out"
         return BackendUnavailable(
             f"the model backend at {self.base_url} is not reachable ({reason}); "

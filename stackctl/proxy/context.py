@@ -38,7 +38,9 @@ class ProxyContext:
             log.warning("could not list the backend's models: %s", error.message)
 
     async def resolve_model(self, requested: str) -> str:
+        # Names an alias or the default route need no backend round trip on the request path;
+        # only a name nothing routes may be a model the backend started serving since.
         stale = time.monotonic() - self._refreshed_at > _REFRESH_EVERY_S
-        if stale and requested not in self.router.served:
+        if stale and not self.router.routes(requested):
             await self.refresh_models()
         return self.router.resolve(requested)

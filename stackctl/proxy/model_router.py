@@ -17,6 +17,14 @@ class ModelRouter:
     default_model: str | None
     served: tuple[str, ...] = ()  # refreshed from the backend's /v1/models
 
+    def routes(self, requested: str) -> bool:
+        """Whether the name resolves without asking the backend again."""
+        return (
+            requested in self.served
+            or self.default_model is not None
+            or any(fnmatchcase(requested, alias.pattern) for alias in self.aliases)
+        )
+
     def resolve(self, requested: str) -> str:
         if requested in self.served:
             return requested

@@ -6,8 +6,9 @@ so that an edit (dropping `"tool_calls": []`) never straddles two network reads.
 
 from __future__ import annotations
 
-import json
 import re
+
+from pydantic_core import to_json
 
 # Spec: events end with a blank line; lines end with CRLF, LF or CR.
 _EVENT_END = re.compile(rb"\r\n\r\n|\n\n|\r\r")
@@ -58,7 +59,7 @@ def encode_event(event_type: str, payload: dict[str, object]) -> bytes:
         b"event: "
         + event_type.encode()
         + b"\ndata: "
-        + json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode()
+        + to_json(payload)  # compact UTF-8 JSON, like json.dumps(..., ensure_ascii=False)
         + b"\n\n"
     )
 

@@ -59,8 +59,43 @@ def test_model_router() -> None:
     assert router.resolve("gpt-4o") == "small"
     with pytest.raises(ModelNotFound, match="gpt-4o-mini.*served: big, small"):
         router.resolve("gpt-4o-mini")
+    assert router.routes("claude-opus-4-1") and router.routes("big")
+    assert not router.routes("gpt-4o-mini")
     router.default_model = "small"
     assert router.resolve("anything") == "small"
+    assert router.routes("anything")
+
+
+class _CountingBackend:
+    """Stands in for the backend's model list; counts how often the proxy asks for it."""
+
+    def __init__(self) -> None:
+        self.asked = 0
+
+    async def served_models(self) -> tuple[str, ...]:
+        self.asked += 1
+        return ("big", "new-model")
+
+
+def test_routed_names_never_wait_for_a_model_list_refresh() -> None:
+    import asyncio
+
+    from stackctl.proxy.context import ProxyContext
+
+    backend = _CountingBackend()
+    context = ProxyContext(
+        settings=None,  # type: ignore[arg-type]
+        backend=backend,  # type: ignore[arg-type]
+        router=ModelRouter(aliases=(ModelAlias("claude-*", "big"),), default_model=None),
+        keys=None,  # type: ignore[arg-type]
+        metrics=None,  # type: ignore[arg-type]
+    )
+    # Stale from the start: an aliased name still resolves without a backend round trip...
+    assert asyncio.run(context.resolve_model("claude-sonnet-4-6")) == "big"
+    assert backend.asked == 0
+    # ...while a name nothing routes asks once, and finds a model served since.
+    assert asyncio.run(context.resolve_model("new-model")) == "new-model"
+    assert backend.asked == 1
 
 
 def test_key_checker() -> None:
