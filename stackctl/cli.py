@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.table import Table
+from rich.table import Column, Table
 
 from stackctl.errors import StackError
 from stackctl.layout import StackLayout, find_layout
@@ -250,7 +250,11 @@ def down(ctx: typer.Context, runtime: RuntimeOption = None) -> None:
 def status(ctx: typer.Context, runtime: RuntimeOption = None) -> None:
     """One row per service: state, pid, health, URL, uptime."""
     stack, runner = _load(ctx, runtime)
-    table = Table("service", "state", "pid", "health", "url", "uptime", "detail")
+    # URLs and failure details wrap rather than end in "…": they are what people copy.
+    table = Table(
+        "service", "state", "pid", "health",
+        Column("url", overflow="fold"), "uptime", Column("detail", overflow="fold"),
+    )  # fmt: skip
     for row in runner.status(stack.services()):
         health = {True: "[green]healthy[/green]", False: "[red]unhealthy[/red]", None: "-"}[row.healthy]
         state = {"running": "[green]running[/green]", "dead": "[red]dead[/red]"}.get(row.state, row.state)

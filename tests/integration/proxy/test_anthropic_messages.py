@@ -11,6 +11,7 @@ import pytest
 
 from tests.integration.proxy.conftest import ALICE_KEY, RunningProxy
 from tests.integration.proxy.scripted_backend import SERVED_MODEL, ScriptedBackend
+from tests.integration.proxy.servers import raw_sse_events
 
 pytestmark = pytest.mark.integration
 
@@ -47,25 +48,8 @@ def ask(scenario: str, **extra: object) -> dict[str, object]:
     return request
 
 
-def raw_events(proxy: RunningProxy, request: dict[str, object]) -> list[tuple[str, dict]]:
-    """The stream as (event name, data) pairs, read with plain httpx."""
-    events = []
-    with httpx.stream(
-        "POST",
-        proxy.base_url + "/v1/messages",
-        json={**request, "stream": True},
-        headers={"x-api-key": ALICE_KEY, "anthropic-version": "2023-06-01"},
-        timeout=20,
-    ) as response:
-        assert response.status_code == 200
-        assert response.headers["content-type"].startswith("text/event-stream")
-        body = response.read().decode()
-    for block in body.split("\n\n"):
-        if not block.strip():
-            continue
-        lines = dict(line.split(": ", 1) for line in block.split("\n"))
-        events.append((lines["event"], json.loads(lines["data"])))
-    return events
+def raw_events(proxy: RunningProxy, request: dict) -> list[tuple[str, dict]]:
+    return raw_sse_events(proxy.base_url, ALICE_KEY, request)
 
 
 def test_text_reply_is_translated(proxy: RunningProxy, backend: ScriptedBackend) -> None:

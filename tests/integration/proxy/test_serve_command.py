@@ -6,12 +6,11 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 
 import httpx
 import pytest
 
-from tests.integration.proxy.servers import free_port
+from tests.integration.proxy.servers import free_port, wait_until_healthy
 
 pytestmark = pytest.mark.integration
 
@@ -44,15 +43,7 @@ def test_serve_runs_and_never_prints_secrets() -> None:
     )
     try:
         base = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                if httpx.get(base + "/health").status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert process.poll() is None and time.monotonic() < deadline, "proxy did not start"
-            time.sleep(0.1)
+        wait_until_healthy(base, process)
         request = {
             "model": "claude-x",
             "max_tokens": 5,

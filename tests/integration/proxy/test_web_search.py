@@ -24,7 +24,12 @@ from stackctl.proxy.settings import build_settings
 from tests.integration.proxy.conftest import ALICE_KEY, RunningProxy
 from tests.integration.proxy.fake_searxng import FakeSearxng
 from tests.integration.proxy.scripted_backend import SERVED_MODEL, ScriptedBackend, Turn
-from tests.integration.proxy.servers import ServerThread, free_port
+from tests.integration.proxy.servers import (
+    ServerThread,
+    free_port,
+    raw_sse_events,
+    wait_until_healthy,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -480,15 +485,7 @@ def test_serve_command_with_searxng(scripted_backend, searxng, backend: Scripted
     process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
         base = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                if httpx.get(base + "/health").status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert process.poll() is None and time.monotonic() < deadline, "proxy did not start"
-            time.sleep(0.1)
+        wait_until_healthy(base, process)
         _, marker = scripted(backend, search_then_answer())
         running = RunningProxy(base_url=base, settings=None)  # type: ignore[arg-type]
         message = running.anthropic().messages.create(**ask(marker))
@@ -510,18 +507,4 @@ def test_serve_refuses_searxng_without_url() -> None:
 
 
 def raw_events(proxy: RunningProxy, request: dict) -> list[tuple[str, dict]]:
-    events = []
-    with httpx.stream(
-        "POST",
-        proxy.base_url + "/v1/messages",
-        json={**request, "stream": True},
-        headers={"x-api-key": ALICE_KEY, "anthropic-version": "2023-06-01"},
-        timeout=20,
-    ) as response:
-        assert response.status_code == 200
-        body = response.read().decode()
-    for block in body.split("\n\n"):
-        if block.strip():
-            lines = dict(line.split(": ", 1) for line in block.split("\n"))
-            events.append((lines["event"], json.loads(lines["data"])))
-    return events
+    return raw_sse_events(proxy.base_url, ALICE_KEY, request)
