@@ -39,6 +39,8 @@ class _ExtensionBlock(BaseModel):
     start_timeout: float = 120
     log_hint: str | None = None
     native: _NativeBlock | None = None
+    # Keys that replace the service's own on unified-memory hardware (DGX Spark GB10).
+    unified_memory: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -118,6 +120,8 @@ def _load_fragment(name: str, path: Path, context: dict[str, Any], enabled: set[
         extension = _ExtensionBlock.model_validate(body.pop(EXTENSION_KEY, {}) or {})
     except ValidationError as error:
         raise StackError(f"{path}: invalid {EXTENSION_KEY} block: {error.errors()[0]['msg']}") from None
+    if extension.unified_memory and context["stack"].hardware_profile.unified_memory:
+        body.update(extension.unified_memory)
     body = fill(body, context)
     depends_on = _enabled_dependencies(body, enabled)
     native = None

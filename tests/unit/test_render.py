@@ -110,3 +110,23 @@ def test_gpu_exporter_runs_without_a_gpu_only_natively(runtime, expected):
 
     config = parse_stack_config({"hardware": "cpu", "model": "tiny", "runtime": runtime})
     assert ("gpu-exporter" in enabled_service_names(config)) is expected
+
+
+@pytest.mark.parametrize(
+    ("hardware", "model", "image", "command"),
+    [
+        ("dgx-spark", "qwen3.6-35b-a3b-fp8", "stackctl/filter-proxy:", ["stackctl", "gpu-exporter", "--port", "9835"]),
+        ("rtx-pro-6000", "qwen3.6-27b", "utkuozdemir/nvidia_gpu_exporter:", ["--web.listen-address=127.0.0.1:9835"]),
+    ],
+)
+def test_unified_memory_hosts_get_the_exporter_that_reports_the_shared_pool(tmp_path, hardware, model, image, command):
+    layout = StackLayout(tmp_path)
+    ensure_secrets(layout.env_file)
+    project = render_project(parse_stack_config({"hardware": hardware, "model": model}), layout)
+
+    exporter = yaml.safe_load(project.compose_file.read_text())["services"]["gpu-exporter"]
+    assert exporter["image"].startswith(image)
+    assert exporter["command"] == command
+    assert exporter["gpus"] == "all" and exporter["network_mode"] == "host"
+    # The filter-proxy image is built here, never pulled: both services name the same build.
+    assert ("build" in exporter) is image.startswith("stackctl/")
