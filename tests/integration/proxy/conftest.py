@@ -10,7 +10,8 @@ import openai
 import pytest
 
 from stackctl.proxy import create_app
-from stackctl.proxy.settings import ModelAlias, ProxySettings
+from stackctl.proxy.settings import ModelAlias, ProxySettings, build_settings
+from tests.integration.proxy.fake_searxng import FakeSearxng
 from tests.integration.proxy.scripted_backend import SERVED_MODEL, ScriptedBackend
 from tests.integration.proxy.servers import ServerThread, free_port
 
@@ -97,3 +98,34 @@ def fast_ping_proxy(start_proxy, base_settings: ProxySettings) -> RunningProxy: 
 def dead_backend_proxy(start_proxy, base_settings: ProxySettings) -> RunningProxy:  # type: ignore[no-untyped-def]
     # A port nothing listens on: connection refused, as when vLLM is down.
     return start_proxy(replace(base_settings, backend_url=f"http://127.0.0.1:{free_port()}"))
+
+
+# The proxy's search-time limit in the web-search tests (the SearXNG stand-in's `slow` mode waits past it).
+SEARCH_TIMEOUT_S = 1.0
+
+
+@pytest.fixture(scope="module")
+def searxng() -> Iterator[tuple[FakeSearxng, str]]:
+    fake = FakeSearxng()
+    server = ServerThread(fake, log_level="critical").start()
+    try:
+        yield fake, server.base_url
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def search_proxy(start_proxy, scripted_backend, searxng) -> RunningProxy:  # type: ignore[no-untyped-def]
+    """Built the way `stackctl proxy serve --search-backend searxng --searxng-url URL` is."""
+    settings = build_settings(
+        backend_url=scripted_backend[1],
+        aliases=[f"claude-*={SERVED_MODEL}"],
+        search_backend="searxng",
+        searxng_url=searxng[1],
+        env={
+            "STACKCTL_PROXY_KEYS": f"alice={ALICE_KEY}",
+            "STACKCTL_PROXY_SEARCH_TIMEOUT_SECONDS": str(SEARCH_TIMEOUT_S),
+            "STACKCTL_PROXY_PING_SECONDS": "0.1",
+        },
+    )
+    return start_proxy(settings)

@@ -14,18 +14,14 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
 from dataclasses import replace
 
 import httpx
 import pytest
 
-from stackctl.proxy.settings import build_settings
-from tests.integration.proxy.conftest import ALICE_KEY, RunningProxy
-from tests.integration.proxy.fake_searxng import FakeSearxng
+from tests.integration.proxy.conftest import ALICE_KEY, SEARCH_TIMEOUT_S, RunningProxy
 from tests.integration.proxy.scripted_backend import SERVED_MODEL, ScriptedBackend, Turn
 from tests.integration.proxy.servers import (
-    ServerThread,
     free_port,
     raw_sse_events,
     wait_until_healthy,
@@ -44,34 +40,6 @@ WRITE_TOOL = {
         "required": ["file_path", "content"],
     },
 }
-SEARCH_TIMEOUT_S = 1.0
-
-
-@pytest.fixture(scope="module")
-def searxng() -> Iterator[tuple[FakeSearxng, str]]:
-    fake = FakeSearxng()
-    server = ServerThread(fake, log_level="critical").start()
-    try:
-        yield fake, server.base_url
-    finally:
-        server.stop()
-
-
-@pytest.fixture(scope="module")
-def search_proxy(start_proxy, scripted_backend, searxng) -> RunningProxy:  # type: ignore[no-untyped-def]
-    """Built the way `stackctl proxy serve --search-backend searxng --searxng-url URL` is."""
-    settings = build_settings(
-        backend_url=scripted_backend[1],
-        aliases=[f"claude-*={SERVED_MODEL}"],
-        search_backend="searxng",
-        searxng_url=searxng[1],
-        env={
-            "STACKCTL_PROXY_KEYS": f"alice={ALICE_KEY}",
-            "STACKCTL_PROXY_SEARCH_TIMEOUT_SECONDS": str(SEARCH_TIMEOUT_S),
-            "STACKCTL_PROXY_PING_SECONDS": "0.1",
-        },
-    )
-    return start_proxy(settings)
 
 
 def scripted(backend: ScriptedBackend, turns: list[Turn]) -> tuple[str, str]:
