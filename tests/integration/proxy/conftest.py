@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
+from typing import TypeVar
 
 import anthropic
 import openai
@@ -14,6 +15,8 @@ from stackctl.proxy.settings import ModelAlias, ProxySettings, build_settings
 from tests.integration.proxy.fake_searxng import FakeSearxng
 from tests.integration.proxy.scripted_backend import SERVED_MODEL, ScriptedBackend
 from tests.integration.proxy.servers import ServerThread, free_port
+
+T = TypeVar("T")
 
 # Test-only keys: never real secrets, and never printed by the proxy either way.
 ALICE_KEY = "sk-test-alice-0123456789"
@@ -38,12 +41,7 @@ class RunningProxy:
 
 @pytest.fixture(scope="session")
 def scripted_backend() -> Iterator[tuple[ScriptedBackend, str]]:
-    backend = ScriptedBackend()
-    server = ServerThread(backend, log_level="critical").start()
-    try:
-        yield backend, server.base_url
-    finally:
-        server.stop()
+    yield from _served(ScriptedBackend())
 
 
 @pytest.fixture(scope="session")
@@ -106,12 +104,7 @@ SEARCH_TIMEOUT_S = 1.0
 
 @pytest.fixture(scope="module")
 def searxng() -> Iterator[tuple[FakeSearxng, str]]:
-    fake = FakeSearxng()
-    server = ServerThread(fake, log_level="critical").start()
-    try:
-        yield fake, server.base_url
-    finally:
-        server.stop()
+    yield from _served(FakeSearxng())
 
 
 @pytest.fixture(scope="module")
@@ -129,3 +122,12 @@ def search_proxy(start_proxy, scripted_backend, searxng) -> RunningProxy:  # typ
         },
     )
     return start_proxy(settings)
+
+
+def _served(app: T) -> Iterator[tuple[T, str]]:
+    """A stand-in server on loopback for a fixture's lifetime: (the app, its base URL)."""
+    server = ServerThread(app, log_level="critical").start()
+    try:
+        yield app, server.base_url
+    finally:
+        server.stop()
