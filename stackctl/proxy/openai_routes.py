@@ -4,6 +4,7 @@ removal of empty `"tool_calls": []`. Streams are relayed read by read, never buf
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -102,11 +103,7 @@ class OpenAIRoutes:
             status = reply.status_code
             if status == 200:
                 _count_tokens(timer, content)
-            return Response(
-                content,
-                status_code=status,
-                media_type=reply.headers.get("content-type", "application/json"),
-            )
+            return _relayed(content, status, reply.headers)
         except ProxyError as error:
             status = error.status_for(OPENAI)
             return error_response(error, OPENAI)
@@ -123,11 +120,7 @@ class OpenAIRoutes:
             body, _ = await self._body_with_served_model(request, required_model=False)
             reply = await context.backend.request("POST", path, body)
             status = reply.status_code
-            return Response(
-                reply.content,
-                status_code=status,
-                media_type=reply.headers.get("content-type", "application/json"),
-            )
+            return _relayed(reply.content, status, reply.headers)
         except ProxyError as error:
             status = error.status_for(OPENAI)
             return error_response(error, OPENAI)
@@ -154,14 +147,12 @@ class OpenAIRoutes:
         backend = self.context.backend
         upstream = await backend.open_stream(path, body)
         if upstream.status_code != 200:
-            content = await upstream.aread()
-            await upstream.aclose()
-            status = upstream.status_code
-            return Response(
-                content,
-                status_code=status,
-                media_type=upstream.headers.get("content-type", "application/json"),
-            )
+            try:
+                content = await upstream.aread()
+            finally:
+                await upstream.aclose()
+            timer.end(upstream.status_code)  # the caller handed the timer over to us
+            return _relayed(content, upstream.status_code, upstream.headers)
 
         async def produce(emit) -> None:  # type: ignore[no-untyped-def]
             splitter = EventSplitter()
@@ -202,6 +193,15 @@ class OpenAIRoutes:
             timer.end(499 if disconnected else 200)
 
         return ProducerResponse(produce, close=upstream.aclose, on_done=on_done)  # type: ignore[return-value]
+
+
+def _relayed(content: bytes, status: int, headers: Mapping[str, str]) -> Response:
+    """A backend reply passed on as it came: its status and content type kept."""
+    return Response(
+        content,
+        status_code=status,
+        media_type=headers.get("content-type", "application/json"),
+    )
 
 
 _EPOCH = "1970-01-01T00:00:00Z"

@@ -117,3 +117,25 @@ def test_metrics_count_requests_tokens_and_latency(proxy: RunningProxy) -> None:
     assert 'stackctl_proxy_in_flight{route="/v1/messages"} 0.0' in text
     # Key values never show up, only names.
     assert ALICE_KEY not in text and BOB_KEY not in text
+
+
+def test_a_stream_the_backend_refuses_is_counted_and_leaves_nothing_in_flight(
+    start_proxy, base_settings
+) -> None:  # type: ignore[no-untyped-def]
+    proxy = start_proxy(base_settings)  # its own metrics
+    response = httpx.post(
+        proxy.base_url + "/v1/chat/completions",
+        json={
+            "model": "qwen3-coder",
+            "stream": True,
+            "messages": [{"role": "user", "content": "scenario:backend_error"}],
+        },
+        headers={"authorization": f"Bearer {ALICE_KEY}"},
+    )
+    assert response.status_code == 400
+    assert "max_tokens is too large" in response.json()["error"]["message"]
+
+    text = httpx.get(proxy.base_url + "/metrics").text
+    route = 'route="/v1/chat/completions"'
+    assert f'stackctl_proxy_requests_total{{key="alice",{route},status="400"}} 1.0' in text
+    assert f"stackctl_proxy_in_flight{{{route}}} 0.0" in text
