@@ -41,6 +41,6 @@ class ProxyContext:
         # Names an alias or the default route need no backend round trip on the request path;
         # only a name nothing routes may be a model the backend started serving since.
         stale = time.monotonic() - self._refreshed_at > _REFRESH_EVERY_S
-        if stale and not self.router.routes(requested):
+        if stale and self.router.match(requested) is None:
             await self.refresh_models()
         return self.router.resolve(requested)

@@ -17,22 +17,19 @@ class ModelRouter:
     default_model: str | None
     served: tuple[str, ...] = ()  # refreshed from the backend's /v1/models
 
-    def routes(self, requested: str) -> bool:
-        """Whether the name resolves without asking the backend again."""
-        return (
-            requested in self.served
-            or self.default_model is not None
-            or any(fnmatchcase(requested, alias.pattern) for alias in self.aliases)
-        )
-
-    def resolve(self, requested: str) -> str:
+    def match(self, requested: str) -> str | None:
+        """The served model the name routes to (exact, alias, default); None: nothing routes it."""
         if requested in self.served:
             return requested
         for alias in self.aliases:
             if fnmatchcase(requested, alias.pattern):
                 return alias.target
-        if self.default_model is not None:
-            return self.default_model
+        return self.default_model
+
+    def resolve(self, requested: str) -> str:
+        target = self.match(requested)
+        if target is not None:
+            return target
         if not self.served:
             # Backend not asked yet (or down): let it judge the name itself.
             return requested

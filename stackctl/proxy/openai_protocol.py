@@ -114,15 +114,20 @@ class ReplyToolCall(_Reply):
     function: FunctionCallDelta
 
 
-class ReplyMessage(_Reply):
+class _AssistantText(_Reply):
+    """What a reply message and a stream delta share: text and the model's reasoning."""
+
     content: str | None = None
     reasoning_content: str | None = None
     reasoning: str | None = None  # newer vLLM spells it this way
-    tool_calls: list[ReplyToolCall] | None = None
 
     @property
     def thinking(self) -> str | None:
         return self.reasoning_content or self.reasoning
+
+
+class ReplyMessage(_AssistantText):
+    tool_calls: list[ReplyToolCall] | None = None
 
 
 class Choice(_Reply):
@@ -139,15 +144,8 @@ class ChatCompletion(_Reply):
     usage: Usage | None = None
 
 
-class Delta(_Reply):
-    content: str | None = None
-    reasoning_content: str | None = None
-    reasoning: str | None = None
+class Delta(_AssistantText):
     tool_calls: list[ToolCallDelta] | None = None
-
-    @property
-    def thinking(self) -> str | None:
-        return self.reasoning_content or self.reasoning
 
 
 class ChunkChoice(_Reply):

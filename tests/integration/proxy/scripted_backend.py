@@ -23,6 +23,15 @@ from starlette.types import Receive, Scope, Send
 
 STREAMS = Path(__file__).resolve().parents[2] / "data" / "vllm_streams"
 SERVED_MODEL = "qwen3-coder"
+# The recorded replies that end normally (died_midway is the broken-stream case).
+RECORDED_SCENARIOS = [
+    "text",
+    "thinking",
+    "one_tool_call",
+    "two_tool_calls_interleaved",
+    "stop_sequence",
+    "max_tokens",
+]
 _SCENARIO = re.compile(r"scenario:(\w+)")
 _OPTION = re.compile(r"\b(delay|pace)=([0-9.]+)")
 _SCRIPT = re.compile(r"script:(\w+)")

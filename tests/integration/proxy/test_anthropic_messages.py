@@ -10,20 +10,16 @@ import httpx
 import pytest
 
 from tests.integration.proxy.conftest import ALICE_KEY, RunningProxy
-from tests.integration.proxy.scripted_backend import SERVED_MODEL, ScriptedBackend
+from tests.integration.proxy.scripted_backend import (
+    RECORDED_SCENARIOS,
+    SERVED_MODEL,
+    ScriptedBackend,
+)
 from tests.integration.proxy.servers import raw_sse_events
 
 pytestmark = pytest.mark.integration
 
 CLAUDE = "claude-haiku-4-5-20251001"
-SCENARIOS = [
-    "text",
-    "thinking",
-    "one_tool_call",
-    "two_tool_calls_interleaved",
-    "stop_sequence",
-    "max_tokens",
-]
 WEATHER_TOOLS = [
     {
         "name": "get_weather",
@@ -70,7 +66,7 @@ def test_text_reply_is_translated(proxy: RunningProxy, backend: ScriptedBackend)
     assert ALICE_KEY not in json.dumps(sent.headers)
 
 
-@pytest.mark.parametrize("scenario", SCENARIOS)
+@pytest.mark.parametrize("scenario", RECORDED_SCENARIOS)
 def test_stream_accumulates_to_the_plain_reply(proxy: RunningProxy, scenario: str) -> None:
     client = proxy.anthropic()
     request = ask(scenario, tools=WEATHER_TOOLS)

@@ -10,18 +10,15 @@ import openai
 import pytest
 
 from tests.integration.proxy.conftest import ALICE_KEY, RunningProxy
-from tests.integration.proxy.scripted_backend import SERVED_MODEL, STREAMS, ScriptedBackend
+from tests.integration.proxy.scripted_backend import (
+    RECORDED_SCENARIOS,
+    SERVED_MODEL,
+    STREAMS,
+    ScriptedBackend,
+)
 
 pytestmark = pytest.mark.integration
 
-STREAMED = [
-    "text",
-    "thinking",
-    "one_tool_call",
-    "two_tool_calls_interleaved",
-    "stop_sequence",
-    "max_tokens",
-]
 
 
 def without_empty_tool_calls(recorded: bytes) -> bytes:
@@ -37,7 +34,7 @@ def chat(scenario: str, **extra: object) -> dict[str, object]:
     }
 
 
-@pytest.mark.parametrize("scenario", STREAMED)
+@pytest.mark.parametrize("scenario", RECORDED_SCENARIOS)
 def test_stream_is_byte_exact_except_empty_tool_calls(proxy: RunningProxy, scenario: str) -> None:
     with httpx.stream(
         "POST",
@@ -52,7 +49,7 @@ def test_stream_is_byte_exact_except_empty_tool_calls(proxy: RunningProxy, scena
     assert received == without_empty_tool_calls(recorded)
 
 
-@pytest.mark.parametrize("scenario", STREAMED)
+@pytest.mark.parametrize("scenario", RECORDED_SCENARIOS)
 def test_plain_reply_is_byte_exact_except_empty_tool_calls(
     proxy: RunningProxy, scenario: str
 ) -> None:

@@ -74,6 +74,14 @@ def searches_metric(proxy: RunningProxy, outcome: str) -> float:
     return float(match.group(1))
 
 
+def final_message(client, request: dict, *, streamed: bool):  # type: ignore[no-untyped-def]
+    """The reply as the SDK's plain call gives it, or accumulated from its stream."""
+    if not streamed:
+        return client.messages.create(**request)
+    with client.messages.stream(**request) as stream:
+        return stream.get_final_message()
+
+
 def block_types(message) -> list[str]:  # type: ignore[no-untyped-def]
     return [block.type for block in message.content]
 
@@ -84,11 +92,7 @@ def test_search_blocks_and_final_text(
 ) -> None:
     key, marker = scripted(backend, search_then_answer())
     client = search_proxy.anthropic()
-    if streamed:
-        with client.messages.stream(**ask(marker)) as stream:
-            message = stream.get_final_message()
-    else:
-        message = client.messages.create(**ask(marker))
+    message = final_message(client, ask(marker), streamed=streamed)
 
     assert block_types(message) == ["text", "server_tool_use", "web_search_tool_result", "text"]
     intro, call, result, answer = message.content
@@ -177,11 +181,7 @@ def test_max_uses_is_enforced(
     before = searches_metric(search_proxy, "max_uses")
     request = ask(marker, tools=[{**SEARCH_TOOL, "max_uses": 2}])
     client = search_proxy.anthropic()
-    if streamed:
-        with client.messages.stream(**request) as stream:
-            message = stream.get_final_message()
-    else:
-        message = client.messages.create(**request)
+    message = final_message(client, request, streamed=streamed)
 
     assert block_types(message) == ["server_tool_use", "web_search_tool_result"] * 3 + ["text"]
     results = [block.content for block in message.content if block.type == "web_search_tool_result"]
@@ -221,11 +221,7 @@ def test_a_client_tool_call_ends_the_turn(
     key, marker = scripted(backend, turns)
     request = ask(marker, tools=[WRITE_TOOL, SEARCH_TOOL])
     client = search_proxy.anthropic()
-    if streamed:
-        with client.messages.stream(**request) as stream:
-            message = stream.get_final_message()
-    else:
-        message = client.messages.create(**request)
+    message = final_message(client, request, streamed=streamed)
 
     assert block_types(message) == [
         "server_tool_use",
@@ -284,11 +280,7 @@ def test_failing_search_still_gets_an_answer(
     before = searches_metric(search_proxy, outcome)
     client = search_proxy.anthropic()
     started = time.monotonic()
-    if streamed:
-        with client.messages.stream(**ask(marker)) as stream:
-            message = stream.get_final_message()
-    else:
-        message = client.messages.create(**ask(marker))
+    message = final_message(client, ask(marker), streamed=streamed)
     assert time.monotonic() - started < SEARCH_TIMEOUT_S + 3
 
     assert block_types(message) == ["server_tool_use", "web_search_tool_result", "text"]

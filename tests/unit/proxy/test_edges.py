@@ -59,11 +59,11 @@ def test_model_router() -> None:
     assert router.resolve("gpt-4o") == "small"
     with pytest.raises(ModelNotFound, match="gpt-4o-mini.*served: big, small"):
         router.resolve("gpt-4o-mini")
-    assert router.routes("claude-opus-4-1") and router.routes("big")
-    assert not router.routes("gpt-4o-mini")
+    assert router.match("claude-opus-4-1") == "big" and router.match("big") == "big"
+    assert router.match("gpt-4o-mini") is None
     router.default_model = "small"
     assert router.resolve("anything") == "small"
-    assert router.routes("anything")
+    assert router.match("anything") == "small"
 
 
 class _CountingBackend:
