@@ -52,13 +52,17 @@ def test_service_that_exits_at_start_shows_log_tail_and_hint(tmp_path):
     assert_nothing_running(stack, before)
 
 
-def test_doctor_preflight_stops_up_on_a_busy_port(tmp_path):
-    stack = make_demo_stack(tmp_path / "stack")
-    before = stack_process_ids(stack)
+def up_while_the_proxy_port_is_taken(stack, *flags: str):  # type: ignore[no-untyped-def]
     with socket.socket() as squatter:
         squatter.bind(("127.0.0.1", stack.ports["proxy"]))
         squatter.listen()
-        result = stack.cli("up", timeout=300)
+        return stack.cli("up", *flags, timeout=300)
+
+
+def test_doctor_preflight_stops_up_on_a_busy_port(tmp_path):
+    stack = make_demo_stack(tmp_path / "stack")
+    before = stack_process_ids(stack)
+    result = up_while_the_proxy_port_is_taken(stack)
     assert result.returncode == 1
     line = error_line(result)
     assert "`doctor --fast` found 1 failing check(s), so nothing was started" in line
@@ -72,10 +76,7 @@ def test_port_in_use_fails_before_starting_anything(tmp_path):
     """With the doctor skipped, the native runtime's own preflight still refuses."""
     stack = make_demo_stack(tmp_path / "stack")
     before = stack_process_ids(stack)
-    with socket.socket() as squatter:
-        squatter.bind(("127.0.0.1", stack.ports["proxy"]))
-        squatter.listen()
-        result = stack.cli("up", "--skip-checks", timeout=300)
+    result = up_while_the_proxy_port_is_taken(stack, "--skip-checks")
     assert result.returncode == 1
     assert "starting anyway (--skip-checks)" in result.stderr
     line = error_line(result)
