@@ -16,9 +16,6 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from python_on_whales import DockerClient
-from python_on_whales.exceptions import DockerException
-
 # Fields asked of nvidia-smi, in this order (CSV columns).
 GPU_QUERY_FIELDS = ("name", "pci.bus_id", "driver_version", "memory.total", "compute_cap")
 COMMAND_TIMEOUT_S = 20
@@ -173,6 +170,10 @@ class HostFacts:
         cdi = self.cdi_devices()
         if executable is None:
             return DockerFacts(False, "the docker client is not installed", cdi_devices=cdi)
+        # Imported here: python-on-whales costs 0.3 s, and every `stackctl` command loads this module.
+        from python_on_whales import DockerClient
+        from python_on_whales.exceptions import DockerException
+
         client = DockerClient(client_call=[executable])
         try:
             info = client.info()

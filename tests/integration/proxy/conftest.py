@@ -10,7 +10,7 @@ import anthropic
 import openai
 import pytest
 
-from stackctl.proxy import create_app
+from stackctl.proxy.app import create_app
 from stackctl.proxy.settings import ModelAlias, ProxySettings, build_settings
 from tests.integration.proxy.fake_searxng import FakeSearxng
 from tests.integration.proxy.scripted_backend import SERVED_MODEL, ScriptedBackend

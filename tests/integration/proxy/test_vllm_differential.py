@@ -14,7 +14,7 @@ from typing import Any
 import anthropic
 import pytest
 
-from stackctl.proxy import create_app
+from stackctl.proxy.app import create_app
 from stackctl.proxy.settings import ProxySettings
 from tests.integration.proxy.servers import ServerThread
 
