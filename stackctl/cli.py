@@ -182,7 +182,7 @@ def up(
             err_console.print(f"[bold]last {len(failure.log_tail)} log lines:[/bold]")
             for line in failure.log_tail:
                 err_console.print(f"  {line}", markup=False)
-        else:
+        elif failure.log_tail is not None:
             err_console.print("the service wrote no log lines before it was stopped")
         if failure.hint:
             err_console.print(f"[yellow]hint:[/yellow] {failure.hint}")
@@ -221,6 +221,10 @@ def _show_event(event, spinner) -> None:
         console.print(f"[green]✓[/green] {name} already running and healthy")
     elif event.kind == "restarting":
         console.print(f"[yellow]↻[/yellow] {name} was dead: restarting")
+    elif event.kind in ("building", "pulling"):
+        spinner.update(f"{name}: {event.kind} image: {event.detail[-120:]}")
+    elif event.kind == "image-ready":
+        console.print(f"[green]✓[/green] image {event.detail} ready")
     else:
         spinner.update(f"{name}: starting")
 
@@ -253,14 +257,15 @@ def status(ctx: typer.Context, runtime: RuntimeOption = None) -> None:
     # URLs and failure details wrap rather than end in "…": they are what people copy.
     table = Table(
         "service", "state", "pid", "health",
-        Column("url", overflow="fold"), "uptime", Column("detail", overflow="fold"),
+        Column("url", overflow="fold"), "uptime", "restarts", Column("detail", overflow="fold"),
     )  # fmt: skip
     for row in runner.status(stack.services()):
         health = {True: "[green]healthy[/green]", False: "[red]unhealthy[/red]", None: "-"}[row.healthy]
         state = {"running": "[green]running[/green]", "dead": "[red]dead[/red]"}.get(row.state, row.state)
         uptime = f"{row.uptime_s:.0f} s" if row.uptime_s is not None else "-"
         detail = "" if row.healthy else row.detail[:80]
-        table.add_row(row.name, state, str(row.pid or "-"), health, row.url or "-", uptime, detail)
+        restarts = "-" if row.restarts is None else str(row.restarts)
+        table.add_row(row.name, state, str(row.pid or "-"), health, row.url or "-", uptime, restarts, detail)
     console.print(table)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Literal
 
@@ -12,11 +13,29 @@ from stackctl.errors import ConfigError
 from stackctl.profiles import HARDWARE_PROFILES, MODEL_PROFILES, HardwareProfile, ModelProfile
 
 STACK_FILE = "stack.yaml"
-SERVICE_NAMES = (
-    "vllm", "filter-proxy", "nginx", "prometheus", "node-exporter", "gpu-exporter", "grafana", "certbot",
-)
+# Every service and the `ports:` keys it listens on (nginx's https only with TLS).
+SERVICE_PORTS: dict[str, tuple[str, ...]] = {
+    "vllm": ("vllm",),
+    "filter-proxy": ("proxy",),
+    "nginx": ("http", "https"),
+    "prometheus": ("prometheus",),
+    "node-exporter": ("node_exporter",),
+    "gpu-exporter": ("gpu_exporter",),
+    "grafana": ("grafana",),
+    "certbot": (),
+}
+SERVICE_NAMES = tuple(SERVICE_PORTS)
 # On unified memory (GB10) the OS, page cache and CUDA graphs share vLLM's pool.
 UNIFIED_MEMORY_MAX_UTILIZATION = 0.70
+# Build arguments stackctl's own Dockerfiles (images/*/Dockerfile) declare for air-gapped sites.
+BUILD_ARGS = ("BASE_IMAGE", "PIP_INDEX_URL", "PIP_FIND_LINKS", "TORCH_INDEX_URL")
+# Compose's rule for project names (they prefix container and volume names).
+_PROJECT_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+# An image reference: [registry[:port]/]path[:tag][@digest], as `docker pull` takes it.
+_IMAGE_REFERENCE = re.compile(
+    r"^(?:[a-zA-Z0-9.-]+(?::[0-9]+)?/)?[a-z0-9]+(?:[._-]+[a-z0-9]+)*(?:/[a-z0-9]+(?:[._-]+[a-z0-9]+)*)*"
+    r"(?::[\w][\w.-]{0,127})?(?:@sha256:[0-9a-f]{64})?$"
+)
 
 
 class _Strict(BaseModel):
@@ -47,7 +66,6 @@ class Services(_Strict):
 class VllmOptions(_Strict):
     """Overrides of the model profile's defaults; unset means "use the profile"."""
 
-    image: str = "nvcr.io/nvidia/vllm:25.11-py3"
     max_model_len: int | None = Field(None, ge=256)
     max_num_seqs: int | None = Field(None, ge=1)
     gpu_memory_utilization: float | None = Field(None, gt=0, le=0.98)
@@ -87,6 +105,12 @@ class StackConfig(_Strict):
     hardware: str = "generic"
     model: str = "qwen3.6-27b"
     runtime: Literal["compose", "native"] = "compose"
+    # The Compose project: containers are PROJECT-SERVICE-1, volumes PROJECT_NAME.
+    project: str = "stackctl"
+    # Service -> image, replacing the fragment's (mirrors, pinned digests, air-gapped hosts).
+    images: dict[str, str] = Field(default_factory=dict)
+    # Build arguments for the images stackctl builds itself (filter-proxy, vllm-cpu).
+    build_args: dict[str, str] = Field(default_factory=dict)
     hostname: str | None = None
     served_model_name: str | None = None
     # Client model names (glob patterns allowed) -> the served model.
@@ -102,6 +126,45 @@ class StackConfig(_Strict):
     start_timeouts: dict[str, float] = Field(default_factory=dict)
     # Client networks allowed through nginx (CIDR); empty means everyone.
     allow_networks: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _moved_keys(cls, data: object) -> object:
+        """`vllm.image` (older stack.yaml files) now lives in `images.vllm`."""
+        if not isinstance(data, dict) or not isinstance(data.get("vllm"), dict) or "image" not in data["vllm"]:
+            return data
+        data = {**data, "vllm": dict(data["vllm"])}
+        moved = data["vllm"].pop("image")
+        images = dict(data.get("images") or {})
+        if images.setdefault("vllm", moved) != moved:
+            raise ValueError("vllm.image and images.vllm disagree; keep only images.vllm")
+        data["images"] = images
+        return data
+
+    @field_validator("project")
+    @classmethod
+    def _compose_project_name(cls, name: str) -> str:
+        if not _PROJECT_NAME.match(name):
+            raise ValueError("lowercase letters, digits, '-' and '_' only, starting with a letter or digit")
+        return name
+
+    @field_validator("images")
+    @classmethod
+    def _image_references(cls, images: dict[str, str]) -> dict[str, str]:
+        for name, reference in images.items():
+            if name not in SERVICE_NAMES:
+                raise ValueError(f"unknown service '{name}'; allowed: {', '.join(SERVICE_NAMES)}")
+            if not _IMAGE_REFERENCE.match(reference):
+                raise ValueError(f"'{reference}' for {name} is not an image reference (e.g. registry.local/prom/prometheus:v3.5.0)")
+        return images
+
+    @field_validator("build_args")
+    @classmethod
+    def _known_build_args(cls, args: dict[str, str]) -> dict[str, str]:
+        for name in args:
+            if name not in BUILD_ARGS:
+                raise ValueError(f"unknown build argument '{name}'; allowed: {', '.join(BUILD_ARGS)}")
+        return args
 
     @field_validator("hardware")
     @classmethod
@@ -161,16 +224,24 @@ class StackConfig(_Strict):
     def served_name(self) -> str:
         return self.served_model_name or self.model_profile.served_name
 
-    def enabled_port_names(self) -> set[str]:
-        names = {"vllm", "proxy", "http"}
-        if self.services.tls:
-            names.add("https")
+    def enabled_services(self) -> set[str]:
+        """The services this stack runs (the one place that decides it)."""
+        names = {"vllm", "filter-proxy", "nginx"}
         if self.services.monitoring:
-            names |= {"prometheus", "node_exporter"}
+            # Without a GPU the exporter is stackctl's own, which reports "no GPU" instead of
+            # failing, so the dashboard's GPU panels say why they are empty.
+            names |= {"prometheus", "node-exporter", "gpu-exporter"}
             if self.services.grafana:
                 names.add("grafana")
-            if self.hardware_profile.has_gpu:
-                names.add("gpu_exporter")
+        if self.services.tls:
+            names.add("certbot")
+        return names
+
+    def enabled_port_names(self) -> set[str]:
+        """The `ports:` keys the enabled services listen on."""
+        names = {port for service in self.enabled_services() for port in SERVICE_PORTS.get(service, ())}
+        if not self.services.tls:
+            names.discard("https")
         return names
 
 

@@ -11,12 +11,15 @@ from stackctl.config import StackConfig
 from stackctl.engine.demo_model import default_demo_model_dir
 from stackctl.engine.install import default_engine_dir, engine_python
 from stackctl.layout import StackLayout
+from stackctl.own_images import image_template_values
 from stackctl.resources import source_root
 from stackctl.vllm_args import vllm_args
 
 Runtime = Literal["compose", "native"]
 # Where a local model directory is mounted inside the vLLM container.
 CONTAINER_MODEL_DIR = "/models/local"
+# Where the vllm-cpu image (images/vllm-cpu) carries the demo model.
+IMAGE_DEMO_MODEL_DIR = "/models/tiny"
 
 
 def local_model_dir(config: StackConfig) -> Path | None:
@@ -48,6 +51,9 @@ def template_context(config: StackConfig, layout: StackLayout, runtime: Runtime)
         # Relative to the directory holding docker-compose.yml, so the project can be moved.
         paths = {"rendered": "./rendered", "data": "./data", "state": "./.stackctl"}
         model_ref = CONTAINER_MODEL_DIR if local_model else None
+        if "cpu" in config.hardware_profile.traits and local_model == default_demo_model_dir():
+            # The CPU image carries the demo model: nothing to generate or mount on the host.
+            local_model, model_ref = None, IMAGE_DEMO_MODEL_DIR
     else:
         paths = {"rendered": str(layout.rendered), "data": str(layout.data), "state": str(layout.state)}
         model_ref = str(local_model) if local_model else None
@@ -64,6 +70,7 @@ def template_context(config: StackConfig, layout: StackLayout, runtime: Runtime)
         "vllm_extra_volumes": [f"{local_model}:{CONTAINER_MODEL_DIR}:ro"] if local_model else [],
         "vllm_environment": [f"{key}={value}" for key, value in config.hardware_profile.vllm_environment],
         "proxy_args": proxy_args(config),
+        "own_images": image_template_values(config),
         "native": {
             "engine_python": str(engine_python(default_engine_dir())),
             "stackctl": [sys.executable, "-m", "stackctl"],

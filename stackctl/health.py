@@ -52,9 +52,11 @@ def wait_until_healthy(
     on_tick: Callable[[float, ProbeResult], None] | None = None,
     api_key: str | None = None,
     served_name: str | None = None,
+    confirm: Callable[[], ProbeResult] | None = None,
 ) -> ProbeResult:
     """Poll until healthy, the process dies (`is_alive` false) or `timeout_s` passes; returns the
-    last check's result."""
+    last check's result. `confirm` (e.g. Docker's healthcheck verdict) must also pass once the
+    probe does."""
     started = time.monotonic()
     result = ProbeResult(False, "not probed yet")
     while True:
@@ -62,6 +64,10 @@ def wait_until_healthy(
         if not is_alive():
             return ProbeResult(False, "the process exited")
         result = probe(gate, api_key=api_key, served_name=served_name)
+        if result.healthy and confirm is not None:
+            confirmed = confirm()
+            if not confirmed.healthy:
+                result = ProbeResult(False, f"{result.detail}; waiting for {confirmed.detail}")
         if on_tick:
             on_tick(elapsed, result)
         if result.healthy:

@@ -13,7 +13,7 @@ from stackctl.config import StackConfig
 from stackctl.context import Runtime, template_context
 from stackctl.layout import StackLayout
 from stackctl.resources import resource_dir
-from stackctl.services import Service, enabled_service_names, load_services
+from stackctl.services import Service, load_services
 from stackctl.templating import render_template
 
 PROJECT_NAME = "stackctl"
@@ -39,12 +39,12 @@ class TlsCertificate:
     privkey: str
 
 
-def compose_document(services: list[Service]) -> dict[str, Any]:
+def compose_document(services: list[Service], project: str = PROJECT_NAME) -> dict[str, Any]:
     volumes: dict[str, Any] = {}
     for service in services:
         volumes.update(service.named_volumes)
     document: dict[str, Any] = {
-        "name": PROJECT_NAME,
+        "name": project,
         "services": {service.name: service.compose for service in services},
     }
     if volumes:
@@ -57,7 +57,7 @@ def config_context(config: StackConfig, layout: StackLayout, runtime: Runtime) -
     context = template_context(config, layout, runtime)
     context.update(
         scrape_interval="10s",
-        gpu_exporter="gpu-exporter" in enabled_service_names(config),
+        gpu_exporter="gpu-exporter" in config.enabled_services(),
         hostname=config.hostname,
         allow_networks=config.allow_networks,
         # Unique per stack: the duplicate-upstream trap (two sites defining one name) stops nginx.
@@ -85,7 +85,7 @@ def find_tls_certificate(config: StackConfig, mounted_at: str | None = None) -> 
 
 def render_configs(config: StackConfig, layout: StackLayout, runtime: Runtime) -> dict[Path, str]:
     """Relative path under `rendered/` -> file text, for the enabled services."""
-    enabled = enabled_service_names(config)
+    enabled = config.enabled_services()
     context = config_context(config, layout, runtime)
     files: dict[Path, str] = {}
     for service, folder in _CONFIG_DIRS.items():
@@ -115,6 +115,6 @@ def render_project(config: StackConfig, layout: StackLayout, runtime: Runtime = 
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text)
         written.append(target)
-    compose_text = _HEADER + yaml.safe_dump(compose_document(services), sort_keys=False, width=1000)
+    compose_text = _HEADER + yaml.safe_dump(compose_document(services, config.project), sort_keys=False, width=1000)
     layout.compose_file.write_text(compose_text)
     return RenderedProject(layout.compose_file, written, services)

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from stackctl.config import StackConfig
 from stackctl.errors import StackError
+from stackctl.profiles.hardware import HardwareTrait
 from stackctl.resources import resource_dir
 from stackctl.templating import fill
 
@@ -37,10 +38,10 @@ class _ExtensionBlock(BaseModel):
     model_config = ConfigDict(extra="forbid")
     health: _HealthBlock | None = None
     start_timeout: float = 120
-    log_hint: str | None = None
     native: _NativeBlock | None = None
-    # Keys that replace the service's own on unified-memory hardware (DGX Spark GB10).
-    unified_memory: dict[str, Any] | None = None
+    # Keys that replace the service's own on hardware with a trait (`cpu`: no GPU;
+    # `unified-memory`: DGX Spark GB10); a key set to null is removed.
+    variants: dict[HardwareTrait, dict[str, Any]] = {}
 
 
 @dataclass(frozen=True)
@@ -68,28 +69,13 @@ class Service:
     named_volumes: dict[str, Any]
 
 
-def enabled_service_names(config: StackConfig) -> set[str]:
-    names = {"vllm", "filter-proxy", "nginx"}
-    if config.services.monitoring:
-        names |= {"prometheus", "node-exporter"}
-        if config.services.grafana:
-            names.add("grafana")
-        # Natively it is stackctl's own exporter, which reports "no GPU" instead of failing, so the
-        # dashboard's GPU panels say why they are empty; the Compose image needs a GPU.
-        if config.hardware_profile.has_gpu or config.runtime == "native":
-            names.add("gpu-exporter")
-    if config.services.tls:
-        names.add("certbot")
-    return names
-
-
 def fragment_paths() -> dict[str, Path]:
     return {path.stem: path for path in sorted(resource_dir("compose").glob("*.yml"))}
 
 
 def load_services(config: StackConfig, context: dict[str, Any]) -> list[Service]:
     """The enabled services, placeholders filled, in dependency order (dependencies first)."""
-    enabled = enabled_service_names(config)
+    enabled = config.enabled_services()
     fragments = fragment_paths()
     missing = enabled - fragments.keys()
     if missing:
@@ -120,9 +106,18 @@ def _load_fragment(name: str, path: Path, context: dict[str, Any], enabled: set[
         extension = _ExtensionBlock.model_validate(body.pop(EXTENSION_KEY, {}) or {})
     except ValidationError as error:
         raise StackError(f"{path}: invalid {EXTENSION_KEY} block: {error.errors()[0]['msg']}") from None
-    if extension.unified_memory and context["stack"].hardware_profile.unified_memory:
-        body.update(extension.unified_memory)
+    config: StackConfig = context["stack"]
+    for trait in sorted(config.hardware_profile.traits):
+        for key, value in extension.variants.get(trait, {}).items():
+            if value is None:
+                body.pop(key, None)
+            else:
+                body[key] = value
     body = fill(body, context)
+    if name in config.images:
+        # The user's image replaces the fragment's, and is pulled, never built.
+        body["image"] = config.images[name]
+        body.pop("build", None)
     depends_on = _enabled_dependencies(body, enabled)
     native = None
     if extension.native is not None:

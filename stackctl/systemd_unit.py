@@ -15,7 +15,6 @@ from pathlib import Path
 
 from stackctl.errors import StackError
 from stackctl.layout import StackLayout
-from stackctl.render import PROJECT_NAME
 
 SYSTEM_UNIT_DIR = Path("/etc/systemd/system")
 _UNIT_NAME = re.compile(r"^[A-Za-z0-9:_.@-]+$")
@@ -48,8 +47,9 @@ def render_unit(layout: StackLayout, runtime: str, *, stackctl: list[str] | None
         "Wants=network-online.target",
     ]
     if runtime == "compose":
+        # The project name comes from the rendered file's `name:` (stack.yaml's `project`).
         compose = [docker, "compose", "--project-directory", str(root), "-f", str(layout.compose_file),
-                   "--env-file", str(layout.env_file), "-p", PROJECT_NAME]
+                   "--env-file", str(layout.env_file)]
         lines += [
             "After=network-online.target docker.service",
             "Requires=docker.service",

@@ -1,8 +1,10 @@
 """Fill `{{ ... }}` placeholders in parsed fragments, leaving Compose's own `${VAR}` alone.
 
-Fragments stay valid Compose files because placeholders only ever appear inside strings. One
-extra rule makes argument lists work: a list item that is exactly one placeholder whose value is
-a list is spliced in place (`["vllm", "{{ vllm_args }}"]` -> `["vllm", "--model", ...]`).
+Fragments stay valid Compose files because placeholders only ever appear inside strings. Two
+extra rules make structured values work: a list item that is exactly one placeholder whose value
+is a list is spliced in place (`["vllm", "{{ vllm_args }}"]` -> `["vllm", "--model", ...]`), and a
+value that is exactly one placeholder whose value is a mapping becomes that mapping
+(`build: "{{ own_images['filter-proxy'].build }}"`).
 """
 
 from __future__ import annotations
@@ -20,6 +22,11 @@ _WHOLE_PLACEHOLDER = re.compile(r"^\{\{\s*([^{}]+?)\s*\}\}$")
 
 def fill(value: Any, context: dict[str, Any]) -> Any:
     if isinstance(value, str):
+        match = _WHOLE_PLACEHOLDER.match(value)
+        if match:
+            whole = _evaluate(match.group(1), context)
+            if isinstance(whole, dict):
+                return whole
         return _fill_string(value, context)
     if isinstance(value, list):
         filled: list[Any] = []

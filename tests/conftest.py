@@ -1,11 +1,15 @@
 """Fixtures shared by every suite. The machinery lives in tests/support/."""
 
+import os
 from collections.abc import Iterator
 
 import pytest
 
 from stackctl.engine.install import EngineInfo, default_engine_dir, install_engine
 from stackctl.errors import StackError
+from tests.support.docker_engine import DockerEngine
+from tests.support.docker_engine import docker_engine as docker_engine_for_tests
+from tests.support.local_images import LocalImages, prepare_local_images
 from tests.support.vllm_server import VllmServer, running_vllm
 
 
@@ -35,3 +39,37 @@ def vllm_engine() -> EngineInfo:
     except StackError as exc:
         message = str(exc)
     pytest.fail(f"vllm_engine: {message}", pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def docker_engine() -> Iterator[DockerEngine]:
+    """A real Docker engine: DOCKER_HOST's (or the default socket's) if it answers, else a
+    private dockerd for this session. Subprocesses (the CLI, `docker compose`) reach it through
+    DOCKER_HOST. Missing Docker is a failure, not a skip: scripts/setup installs it."""
+    failure = None
+    previous = os.environ.get("DOCKER_HOST")
+    try:
+        with docker_engine_for_tests() as engine:
+            os.environ["DOCKER_HOST"] = engine.host
+            try:
+                yield engine
+            finally:
+                if previous is None:
+                    os.environ.pop("DOCKER_HOST", None)
+                else:
+                    os.environ["DOCKER_HOST"] = previous
+    except StackError as exc:
+        failure = str(exc)
+    if failure is not None:
+        pytest.fail(f"docker_engine: {failure}", pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def local_images(docker_engine: DockerEngine, tmp_path_factory: pytest.TempPathFactory) -> LocalImages:
+    """The Debian/Python base and the Prometheus, node-exporter and nginx stand-ins (built once
+    per content key, kept in the engine between runs)."""
+    try:
+        return prepare_local_images(tmp_path_factory.mktemp("images"))
+    except StackError as exc:
+        message = str(exc)
+    pytest.fail(f"local_images: {message}", pytrace=False)

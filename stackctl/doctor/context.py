@@ -9,6 +9,8 @@ from pathlib import Path
 from stackctl.config import StackConfig
 from stackctl.doctor.host import CommandOutput, GpuInfo, HostFacts
 from stackctl.layout import StackLayout
+from stackctl.services import Service
+from stackctl.stack import Stack
 
 
 @dataclass(frozen=True)
@@ -20,12 +22,27 @@ class GpuQuery:
 
 @dataclass
 class DoctorContext:
-    layout: StackLayout
-    config: StackConfig
-    runtime: str
+    stack: Stack
     facts: HostFacts = field(default_factory=HostFacts)
     # The vLLM engine's interpreter for flag validation (None: look in the default place).
     engine_python: Path | None = None
+
+    @property
+    def layout(self) -> StackLayout:
+        return self.stack.layout
+
+    @property
+    def config(self) -> StackConfig:
+        return self.stack.config
+
+    @property
+    def runtime(self) -> str:
+        return self.stack.runtime
+
+    @cached_property
+    def services(self) -> dict[str, Service]:
+        """The rendered services by name (what would run: images, GPU requests, commands)."""
+        return {service.name: service for service in self.stack.services()}
 
     @property
     def hf_cache(self) -> Path:

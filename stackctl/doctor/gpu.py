@@ -74,7 +74,7 @@ def check_cuda_image(ctx: DoctorContext) -> CheckResult:
         return ok(name, f"not needed (hardware: {ctx.config.hardware})")
     if ctx.runtime != "compose":
         return ok(name, f"not used (runtime: {ctx.runtime})")
-    image = ctx.config.vllm.image
+    image = str(ctx.services["vllm"].compose.get("image", ""))
     match = _NGC_TAG.match(image)
     if not match:
         return ok(name, f"{image}: not an NGC image, its CUDA version is not checked")
@@ -84,13 +84,13 @@ def check_cuda_image(ctx: DoctorContext) -> CheckResult:
     gpus = ctx.gpu_query.gpus
     sms = {gpu.sm for gpu in gpus if gpu.sm} or ({ctx.config.hardware_profile.sm} - {None})
     if "sm_121" in sms and cuda < "13.0":
-        return fail(name, f"{found} has no sm_121 (GB10) kernels", "set vllm.image: nvcr.io/nvidia/vllm:25.11-py3 (or newer)")
+        return fail(name, f"{found} has no sm_121 (GB10) kernels", "set images.vllm: nvcr.io/nvidia/vllm:25.11-py3 (or newer) in stack.yaml")
     if "sm_120" in sms and cuda < "12.8":
-        return fail(name, f"{found} has no sm_120 kernels", "set vllm.image: nvcr.io/nvidia/vllm:25.11-py3 (or newer)")
+        return fail(name, f"{found} has no sm_120 kernels", "set images.vllm: nvcr.io/nvidia/vllm:25.11-py3 (or newer) in stack.yaml")
     major = _major(_driver_version(ctx.facts.driver_version_text(), gpus))
     if major is not None and major < needs_driver:
         return fail(name, f"{found} needs driver >= {needs_driver}, found {major}",
-                    f"install nvidia-driver-{needs_driver}-open and reboot, or pick an older vllm.image")
+                    f"install nvidia-driver-{needs_driver}-open and reboot, or pick an older images.vllm in stack.yaml")
     return ok(name, found + (f", GPU {', '.join(sorted(sms))}" if sms else ""))
 
 

@@ -10,7 +10,6 @@ from stackctl.doctor.context import DoctorContext
 from stackctl.doctor.host import PortHolder
 from stackctl.doctor.result import CheckResult, fail, ok, warn
 from stackctl.envfile import ENV_MODE, read_env
-from stackctl.render import PROJECT_NAME
 
 # Where a host nginx reads enabled sites from (relative to the facts root).
 NGINX_SITE_DIRS = ("/etc/nginx/sites-enabled", "/etc/nginx/conf.d")
@@ -30,7 +29,7 @@ def check_ports(ctx: DoctorContext) -> CheckResult:
             denied.append(f"{key} {probe.port}")
         elif probe.state == "in_use":
             if containers is None and any(holder.container_id for holder in probe.holders):
-                containers = ctx.facts.compose_container_ids(PROJECT_NAME)
+                containers = ctx.facts.compose_container_ids(ctx.config.project)
             if probe.holders and all(_held_by_stack(ctx, holder, containers or set(), native_groups)
                                      for holder in probe.holders):
                 ours.append(f"{key} {probe.port}")

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from stackctl.doctor.context import DoctorContext
-from stackctl.doctor.docker import check_docker
+from stackctl.doctor.docker import check_docker, check_mount_propagation
 from stackctl.doctor.gpu import check_cuda_image, check_driver, check_gpu_visible
 from stackctl.doctor.host import HostFacts
 from stackctl.doctor.memory import check_unified_memory
@@ -38,6 +38,7 @@ CHECKS: tuple[Check, ...] = (
     Check("driver", check_driver),
     Check("cuda-image", check_cuda_image),
     Check("docker", check_docker),
+    Check("mount-propagation", check_mount_propagation),
     Check("disk", check_disk),
     Check("memory", check_unified_memory),
     Check("model-fit", check_model_fit),
@@ -59,7 +60,7 @@ def run_checks(
     engine_python: Path | None = None,
 ) -> list[CheckResult]:
     """Every check's results, in order. A check that crashes is reported as a failure, not raised."""
-    ctx = DoctorContext(stack.layout, stack.config, stack.runtime, facts or HostFacts(), engine_python)
+    ctx = DoctorContext(stack, facts or HostFacts(), engine_python)
     results: list[CheckResult] = []
     for check in CHECKS:
         if fast_only and not check.fast:

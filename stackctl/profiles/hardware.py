@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
+
+# What fragments can vary on (their `x-stackctl.variants`).
+HardwareTrait = Literal["cpu", "unified-memory"]
 
 
 @dataclass(frozen=True)
@@ -24,6 +28,15 @@ class HardwareProfile:
     vllm_environment: tuple[tuple[str, str], ...] = ()
     # Weight formats whose kernels do not run on this GPU, with the reason shown to the user.
     unsupported_quantizations: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def traits(self) -> frozenset[HardwareTrait]:
+        traits: set[HardwareTrait] = set()
+        if not self.has_gpu:
+            traits.add("cpu")
+        if self.unified_memory:
+            traits.add("unified-memory")
+        return frozenset(traits)
 
     def unsupported_reason(self, quantization: str) -> str | None:
         return dict(self.unsupported_quantizations).get(quantization)

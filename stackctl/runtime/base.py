@@ -9,7 +9,11 @@ from typing import Literal, Protocol
 from stackctl.errors import ServiceFailed
 from stackctl.services import Service
 
-EventKind = Literal["running", "starting", "restarting", "waiting", "healthy"]
+EventKind = Literal[
+    "running", "starting", "restarting", "waiting", "healthy",
+    # Compose: the service's image is being built or pulled, then is there.
+    "building", "pulling", "image-ready",
+]
 
 
 @dataclass(frozen=True)
@@ -29,6 +33,8 @@ class ServiceStatus:
     url: str | None
     uptime_s: float | None
     detail: str
+    # Times the service was restarted after a crash (Docker's restart policy), where known.
+    restarts: int | None = None
 
 
 class ServiceStartFailed(ServiceFailed):
@@ -36,7 +42,8 @@ class ServiceStartFailed(ServiceFailed):
 
     def __init__(self, message: str, log_tail: list[str] | None = None, hint: str | None = None) -> None:
         super().__init__(message)
-        self.log_tail = log_tail or []
+        # None: the service never ran, so it has no log (e.g. its container could not be created).
+        self.log_tail = log_tail
         self.hint = hint
 
 

