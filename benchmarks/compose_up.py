@@ -30,9 +30,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from tests.support.docker_engine import docker_engine  # noqa: E402
-from tests.support.local_images import prepare_local_images  # noqa: E402
-from tests.support.stacks import compose_ps, make_compose_stack, remove_compose_project  # noqa: E402
+from tests.support.docker_engine import docker_engine
+from tests.support.local_images import prepare_local_images
+from tests.support.stacks import compose_ps, make_compose_stack, remove_compose_project
 
 
 def main() -> None:

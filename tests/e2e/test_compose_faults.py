@@ -7,7 +7,12 @@ import socket
 
 import pytest
 
-from tests.support.stacks import DemoStack, make_compose_stack, project_containers, remove_compose_project
+from tests.support.stacks import (
+    DemoStack,
+    make_compose_stack,
+    project_containers,
+    remove_compose_project,
+)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.docker]
 
