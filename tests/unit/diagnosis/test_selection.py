@@ -5,7 +5,14 @@ from __future__ import annotations
 import time
 
 from stackctl.config import parse_stack_config
-from stackctl.diagnosis import Cause, DiagnosisContext, Severity, context_for, diagnose_log, diagnose_service_log
+from stackctl.diagnosis import (
+    Cause,
+    DiagnosisContext,
+    Severity,
+    context_for,
+    diagnose_log,
+    diagnose_service_log,
+)
 from tests.unit.diagnosis.real_logs import FAILURE_LOGS, read_log
 
 ENGINE_FAILED = "(EngineCore_DP0 pid=120) RuntimeError: Engine core initialization failed. See root cause above."
