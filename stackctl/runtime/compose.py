@@ -7,16 +7,14 @@ from collections.abc import Callable, Iterator
 from python_on_whales import DockerClient
 from python_on_whales.exceptions import DockerException
 
+from stackctl.diagnosis import DIAGNOSIS_LOG_LINES, diagnose_service_log
 from stackctl.envfile import read_env
 from stackctl.errors import RuntimeUnavailable
 from stackctl.health import ProbeResult, probe, wait_until_healthy
 from stackctl.render import PROJECT_NAME, render_project
 from stackctl.runtime.base import ServiceEvent, ServiceStartFailed, ServiceStatus
-from stackctl.runtime.hints import hint_for
 from stackctl.services import Service
 from stackctl.stack import Stack
-
-LOG_TAIL_LINES = 30
 
 
 class ComposeRuntime:
@@ -60,7 +58,8 @@ class ComposeRuntime:
                 raise ServiceStartFailed(
                     f"{service.name} did not become healthy in {service.start_timeout:.0f} s (last check: {result.detail}); "
                     f"see `stackctl logs {service.name}`",
-                    log_tail, hint_for(log_tail),
+                    log_tail, service=service.name,
+                    diagnosis=diagnose_service_log(service.name, log_tail, self.stack.config),
                 )
             on_event(ServiceEvent(service, "healthy", detail=result.detail))
 
@@ -91,7 +90,7 @@ class ComposeRuntime:
 
     def _log_tail(self, service: str) -> list[str]:
         try:
-            return self.docker.compose.logs([service], tail=str(LOG_TAIL_LINES)).splitlines()
+            return self.docker.compose.logs([service], tail=str(DIAGNOSIS_LOG_LINES)).splitlines()
         except DockerException:
             return []
 
