@@ -15,8 +15,10 @@ _SERVICE_PORT_KEYS = {
     "grafana": "ports.grafana", "node-exporter": "ports.node_exporter", "gpu-exporter": "ports.gpu_exporter",
     "nginx": "ports.http",
 }
+# uvicorn (vLLM, the filter-proxy), nginx, and Go servers (Prometheus, Grafana, the exporters).
 _BOUND_PORT = re.compile(
-    r"bind on address \('?[^',]*'?, (?P<uvicorn>\d+)|bind\(\) to \S*:(?P<nginx>\d+) failed")
+    r"bind on address \('?[^',]*'?, (?P<uvicorn>\d+)|bind\(\) to \S*:(?P<nginx>\d+) failed"
+    r"|listen tcp \S*:(?P<go>\d+): bind")
 # vLLM picks free ports for its own workers and torch.distributed; those are not stack.yaml's.
 _INTERNAL_PORT = re.compile(r"get_open_port|TCPStore|c10d|rendezvous")
 _API_SOCKET = re.compile(r"create_server_socket|setup_server|serve_http|uvicorn")
@@ -24,16 +26,20 @@ _API_SOCKET = re.compile(r"create_server_socket|setup_server|serve_http|uvicorn"
 
 def _port_in_use(evidence: Evidence) -> Diagnosis:
     numbers = evidence.read(_BOUND_PORT)
-    port = int(numbers.get("uvicorn") or numbers.get("nginx") or 0) or None
+    port = int(numbers.get("uvicorn") or numbers.get("nginx") or numbers.get("go") or 0) or None
+    service = evidence.context.service
     internal = any(_INTERNAL_PORT.search(line) for line in evidence.lines[max(0, evidence.index - 6):evidence.index + 1])
     if port is None and not internal and evidence.nearest_before({"api": _API_SOCKET}):
         port = evidence.settings.port
-    if port is None:
+    if port is None and (internal or service == "vllm"):
         return found(evidence, Cause.port_in_use,
                      "a port vLLM opens for its own workers is taken: another vLLM is most likely still running",
                      Fix("stop the other vLLM (`stackctl down`; `ss -ltnp` shows who listens), then `stackctl up`"))
-    service = evidence.context.service
-    key = evidence.context.port_keys.get(port) or _SERVICE_PORT_KEYS.get(service)
+    key = (evidence.context.port_keys.get(port) if port else None) or _SERVICE_PORT_KEYS.get(service)
+    if port is None:
+        move = f" or move {key} in stack.yaml to a free port" if key else ""
+        return found(evidence, Cause.port_in_use, f"a port {service} listens on is already in use",
+                     Fix(f"stop what holds it (`ss -ltnp` shows who listens){move}", key=key))
     flag = "--port" if key == "ports.vllm" else None
     move = f" or move {key}{f' ({flag})' if flag else ''} in stack.yaml to a free port" if key else ""
     return found(evidence, Cause.port_in_use, f"port {port} is already in use by another process",

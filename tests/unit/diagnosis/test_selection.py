@@ -131,3 +131,17 @@ def test_a_long_log_is_read_quickly():
     diagnosis = diagnose_log([*filler, *lines_of("mamba_cache_overflow__vllm-pr-38632")])
     assert diagnosis.cause is Cause.mamba_cache_overflow
     assert time.perf_counter() - started < 2.0
+
+
+def test_go_services_port_clash_names_their_key():
+    line = ('ts=2025-01-01T00:00:00Z level=error caller=main.go:1 msg="Unable to start web server" '
+            'err="listen tcp 0.0.0.0:9091: bind: address already in use"')
+    config = parse_stack_config({"hardware": "cpu", "model": "tiny", "ports": {"prometheus": 9091}})
+    diagnosis = diagnose_service_log("prometheus", [line], config)
+    assert (diagnosis.values["port"], diagnosis.fix.key) == (9091, "ports.prometheus")
+
+
+def test_a_clash_without_a_port_number_names_the_services_key():
+    diagnosis = diagnose_service_log("grafana", ["Error: bind: address already in use"])
+    assert diagnosis.fix.key == "ports.grafana" and "port" not in diagnosis.values
+    assert "another vLLM" in diagnose_log(["OSError: [Errno 98] Address already in use"]).summary
