@@ -7,6 +7,7 @@ from collections import deque
 from collections.abc import Iterable
 
 from rich.console import Console
+from rich.markup import escape
 
 from stackctl.config import StackConfig
 from stackctl.diagnosis import Diagnosis, Severity, diagnose_service_log
@@ -57,11 +58,7 @@ def explain_logs(console: Console, lines: Iterable[str], service: str, config: S
 def print_diagnosis(console: Console, diagnosis: Diagnosis) -> None:
     label = "[red]cause:[/red]" if diagnosis.severity is Severity.fatal else "[yellow]warning:[/yellow]"
     # soft_wrap: the terminal wraps, rich neither folds nor cuts, so the fix stays whole and copyable.
-    console.print(f"{label} {_plain(diagnosis.summary)}", soft_wrap=True)
-    console.print(f"[green]fix:[/green] {_plain(diagnosis.fix.text)}", soft_wrap=True)
-    console.print(f"[dim]from the log line:[/dim] {_plain(diagnosis.evidence)}", soft_wrap=True)
-
-
-def _plain(text: str) -> str:
-    """Log text is not rich markup: `[rank0]` must print as is."""
-    return text.replace("[", r"\[")
+    # Log text is not markup: `[rank0]` prints as is.
+    console.print(f"{label} {escape(diagnosis.summary)}", soft_wrap=True)
+    console.print(f"[green]fix:[/green] {escape(diagnosis.fix.text)}", soft_wrap=True)
+    console.print(f"[dim]from the log line:[/dim] {escape(diagnosis.evidence)}", soft_wrap=True)

@@ -54,3 +54,9 @@ def test_a_service_never_started_is_one_error(tmp_path):
     result = explain(tmp_path, "vllm", None)
     assert result.exit_code != 0 and isinstance(result.exception, StackError)
     assert "has it been started?" in str(result.exception)
+
+
+def test_log_text_is_printed_as_is_not_as_markup(tmp_path):
+    line = "[rank0]: RuntimeError: NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details)"
+    result = explain(tmp_path, "vllm", [line])
+    assert f"from the log line: {line}" in result.output.splitlines()
