@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import time
 
-from stackctl.diagnosis import Severity, diagnose_service_log
-from stackctl.diagnosis.start_record import read_failed_start, stack_file_sha256
 from stackctl.doctor.context import DoctorContext
 from stackctl.doctor.result import CheckResult, fail, ok, warn
 
@@ -13,6 +11,10 @@ NAME = "last-start"
 
 
 def check_last_start(ctx: DoctorContext) -> CheckResult:
+    # Imported here: the signatures compile ~60 patterns, which `stackctl --help` need not wait for.
+    from stackctl.diagnosis import Severity, diagnose_service_log
+    from stackctl.diagnosis.start_record import read_failed_start, stack_file_sha256
+
     record = read_failed_start(ctx.layout)
     if record is None:
         return ok(NAME, "no failed `up` recorded")
