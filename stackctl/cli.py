@@ -164,6 +164,7 @@ def up(
     ] = False,
 ) -> None:
     """Start every enabled service in dependency order, each behind its health gate."""
+    from stackctl.commands.explain import forget_failed_start, report_failed_start
     from stackctl.runtime.base import ServiceStartFailed
 
     stack, runner = _load(ctx, runtime)
@@ -178,15 +179,9 @@ def up(
         with console.status("starting") as spinner:
             runner.up(services, lambda event: _show_event(event, spinner))
     except ServiceStartFailed as failure:
-        if failure.log_tail:
-            err_console.print(f"[bold]last {len(failure.log_tail)} log lines:[/bold]")
-            for line in failure.log_tail:
-                err_console.print(f"  {line}", markup=False)
-        elif failure.log_tail is not None:
-            err_console.print("the service wrote no log lines before it was stopped")
-        if failure.hint:
-            err_console.print(f"[yellow]hint:[/yellow] {failure.hint}")
+        report_failed_start(err_console, failure, stack.layout, stack.runtime)
         raise
+    forget_failed_start(stack.layout)
     console.print("[green]all services healthy[/green]")
     _print_endpoint(stack)
 
@@ -274,10 +269,17 @@ def logs(
     ctx: typer.Context,
     service: Annotated[str, typer.Argument(help="Service name, e.g. vllm")],
     follow: Annotated[bool, typer.Option("--follow", "-f")] = False,
+    explain: Annotated[
+        bool, typer.Option("--explain", help="Name the failure the log shows and its fix (exit 1 if fatal).")
+    ] = False,
     runtime: RuntimeOption = None,
 ) -> None:
-    """Show a service's logs."""
-    _stack, runner = _load(ctx, runtime)
+    """Show a service's logs, or with --explain the failure they show and its fix."""
+    stack, runner = _load(ctx, runtime)
+    if explain:
+        from stackctl.commands.explain import explain_logs
+
+        raise typer.Exit(explain_logs(console, runner.logs(service, False), service, stack.config))
     for line in runner.logs(service, follow):
         sys.stdout.write(line)
         sys.stdout.flush()

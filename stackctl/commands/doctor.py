@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.table import Table
+from rich.table import Column, Table
 
 from stackctl.commands._layout import layout_of
 from stackctl.doctor import CheckResult, Status, any_failed, run_checks
@@ -50,7 +50,9 @@ def report_document(results: list[CheckResult]) -> dict:
 
 
 def render_table(results: list[CheckResult], console: Console) -> None:
-    table = Table("check", "status", "found", "fix", show_lines=True)
+    # found and fix fold rather than end in "…": a fix is what the user copies.
+    table = Table("check", "status", Column("found", overflow="fold"), Column("fix", overflow="fold"),
+                  show_lines=True)
     for result in results:
         table.add_row(result.name, _STYLE[result.status], result.found, result.fix or "")
     console.print(table)
@@ -58,3 +60,7 @@ def render_table(results: list[CheckResult], console: Console) -> None:
     warnings = sum(result.status is Status.warn for result in results)
     summary = f"{len(results)} checks: {failures} failed, {warnings} warnings"
     console.print(f"[red]{summary}[/red]" if failures else summary)
+    # Each fix again on one line of its own: whole and copyable, whatever the terminal width.
+    for result in results:
+        if result.status is not Status.ok and result.fix:
+            console.print(f"fix {result.name}: {result.fix}", markup=False, soft_wrap=True)

@@ -10,6 +10,7 @@ from stackctl.doctor.context import DoctorContext
 from stackctl.doctor.docker import check_docker, check_mount_propagation
 from stackctl.doctor.gpu import check_cuda_image, check_driver, check_gpu_visible
 from stackctl.doctor.host import HostFacts
+from stackctl.doctor.last_start import check_last_start
 from stackctl.doctor.memory import check_unified_memory
 from stackctl.doctor.model import check_disk, check_model_fit
 from stackctl.doctor.network import (
@@ -49,6 +50,8 @@ CHECKS: tuple[Check, ...] = (
     Check("env-file", check_env_file),
     # Starts the engine's Python and imports vLLM (~10 s): `doctor` only.
     Check("vllm-flags", check_vllm_flags, fast=False),
+    # History, not a host trap: `up` must not refuse to retry because the last try failed.
+    Check("last-start", check_last_start, fast=False),
 )
 
 

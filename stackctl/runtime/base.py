@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from stackctl.errors import ServiceFailed
 from stackctl.services import Service
+
+if TYPE_CHECKING:
+    from stackctl.diagnosis import Diagnosis
 
 EventKind = Literal[
     "running", "starting", "restarting", "waiting", "healthy",
@@ -38,13 +41,16 @@ class ServiceStatus:
 
 
 class ServiceStartFailed(ServiceFailed):
-    """A service exited or missed its health gate; carries the log tail and a hint."""
+    """A service exited or missed its health gate; carries its log tail and what it diagnosed there."""
 
-    def __init__(self, message: str, log_tail: list[str] | None = None, hint: str | None = None) -> None:
+    def __init__(self, message: str, log_tail: list[str] | None = None, hint: str | None = None, *,
+                 service: str | None = None, diagnosis: Diagnosis | None = None) -> None:
         super().__init__(message)
         # None: the service never ran, so it has no log (e.g. its container could not be created).
         self.log_tail = log_tail
-        self.hint = hint
+        self.service = service
+        self.diagnosis = diagnosis
+        self.hint = hint if hint is not None else (diagnosis.one_line() if diagnosis else None)
 
 
 class Runtime(Protocol):

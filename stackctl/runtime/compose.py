@@ -15,17 +15,16 @@ from datetime import UTC, datetime
 from python_on_whales import Container, DockerClient
 from python_on_whales.exceptions import DockerException
 
+from stackctl.diagnosis import DIAGNOSIS_LOG_LINES, diagnose_log, diagnose_service_log
 from stackctl.envfile import read_env
 from stackctl.errors import RuntimeUnavailable, StackError
 from stackctl.health import ProbeResult, probe, wait_until_healthy
 from stackctl.render import render_project
 from stackctl.runtime.base import ServiceEvent, ServiceStartFailed, ServiceStatus
 from stackctl.runtime.compose_images import ensure_images, error_line
-from stackctl.runtime.hints import hint_for
 from stackctl.services import Service
 from stackctl.stack import Stack
 
-LOG_TAIL_LINES = 30
 SERVICE_LABEL = "com.docker.compose.service"
 # Seconds a service without a health gate (certbot) must stay up to count as started.
 SETTLE_S = 3.0
@@ -92,7 +91,8 @@ class ComposeRuntime:
         except DockerException as error:
             output = _docker_error(error)
             raise ServiceStartFailed(f"{service.name}: `docker compose up` failed: {error_line(output)}",
-                                     log_tail=None, hint=hint_for(output.splitlines())) from None
+                                     log_tail=None, service=service.name,
+                                     diagnosis=diagnose_log(output.splitlines())) from None
         container = self._containers().get(service.name)
         if container is None:
             raise ServiceStartFailed(f"{service.name}: Compose reported success but no container exists; "
@@ -124,7 +124,8 @@ class ComposeRuntime:
 
     def _fail(self, service: Service, message: str) -> None:
         log_tail = self._log_tail(service.name)
-        raise ServiceStartFailed(f"{message}; see `stackctl logs {service.name}`", log_tail, hint_for(log_tail))
+        raise ServiceStartFailed(f"{message}; see `stackctl logs {service.name}`", log_tail, service=service.name,
+                                 diagnosis=diagnose_service_log(service.name, log_tail, self.stack.config))
 
     def _remove(self, names: list[str]) -> None:
         if not names:
@@ -197,10 +198,10 @@ class ComposeRuntime:
 
     def _log_tail(self, service: str) -> list[str]:
         try:
-            text = self.docker.compose.logs([service], tail=str(LOG_TAIL_LINES), no_log_prefix=True)
+            text = self.docker.compose.logs([service], tail=str(DIAGNOSIS_LOG_LINES), no_log_prefix=True)
         except DockerException:
             return []
-        return str(text).splitlines()[-LOG_TAIL_LINES:]
+        return str(text).splitlines()[-DIAGNOSIS_LOG_LINES:]
 
     def _api_key(self) -> str | None:
         return read_env(self.stack.layout.env_file).get("VLLM_API_KEY") or None

@@ -12,13 +12,13 @@ from urllib.parse import urlsplit
 
 from pydantic import ValidationError
 
+from stackctl.diagnosis import DIAGNOSIS_LOG_LINES, diagnose_service_log
 from stackctl.envfile import read_env
 from stackctl.errors import StackError
 from stackctl.health import ProbeResult, probe, wait_until_healthy
 from stackctl.interpolate import interpolate
 from stackctl.render import render_project
 from stackctl.runtime.base import ServiceEvent, ServiceStartFailed, ServiceStatus
-from stackctl.runtime.hints import hint_for
 from stackctl.runtime.processes import (
     ProcessRecord,
     is_running,
@@ -31,7 +31,6 @@ from stackctl.runtime.processes import (
 from stackctl.services import Service, environment_mapping
 from stackctl.stack import Stack
 
-LOG_TAIL_LINES = 30
 # vLLM frees its KV cache and workers on SIGTERM; give it longer than the small services.
 STOP_GRACE_S = {"vllm": 30.0}
 DEFAULT_STOP_GRACE_S = 10.0
@@ -124,11 +123,14 @@ class NativeRuntime:
         if result.healthy:
             on_event(ServiceEvent(service, "healthy", detail=result.detail))
             return
-        log_tail = tail(log_file, LOG_TAIL_LINES, record.log_offset)
+        log_tail = tail(log_file, DIAGNOSIS_LOG_LINES, record.log_offset)
         exited = not is_running(record)
         what = "exited during start" if exited else f"did not become healthy in {service.start_timeout:.0f} s"
         detail = "" if exited else f" (last check: {result.detail})"
-        raise ServiceStartFailed(f"{service.name} {what}{detail}; full log: {log_file}", log_tail, hint_for(log_tail))
+        raise ServiceStartFailed(
+            f"{service.name} {what}{detail}; full log: {log_file}", log_tail, service=service.name,
+            diagnosis=diagnose_service_log(service.name, log_tail, self.stack.config),
+        )
 
     def _preflight(self, services: list[Service]) -> None:
         """Fail before starting anything: missing binaries, ports held by someone else."""

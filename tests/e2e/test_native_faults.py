@@ -1,9 +1,11 @@
 """Fault paths of `stackctl up --runtime native`: a clear error, a hint, nothing left running."""
 
+import json
 import socket
 
 import pytest
 
+from tests.support.cli import run_cli
 from tests.support.stacks import DemoStack, make_demo_stack
 
 pytestmark = [pytest.mark.e2e, pytest.mark.vllm]
@@ -40,16 +42,30 @@ def stack_process_ids(stack: DemoStack) -> set[int]:
     return found
 
 
-def test_service_that_exits_at_start_shows_log_tail_and_hint(tmp_path):
+def test_service_that_exits_at_start_shows_log_tail_and_its_fix(tmp_path):
     stack = make_demo_stack(tmp_path / "stack", vllm={"extra_args": ["--no-such-flag"]})
     before = stack_process_ids(stack)
-    result = stack.cli("up")
+    # An 80-column terminal: the fix is still printed whole, on one line.
+    result = run_cli("up", cwd=stack.root, env={"COLUMNS": "80"}, timeout=900)
     assert result.returncode == 1
     line = error_line(result)
     assert "vllm exited during start" in line
     assert "unrecognized arguments: --no-such-flag" in result.stderr  # the log tail
-    assert "hint:" in result.stderr and "flag" in result.stderr
+    fix = ("fix: remove --no-such-flag from vllm.extra_args in stack.yaml: this vLLM has no such flag (removed, "
+           "newer than this engine, or only in a patched build; `stackctl doctor` checks the flags against the engine)")
+    lines = result.stderr.splitlines()
+    assert "cause: vLLM does not know --no-such-flag" in lines and fix in lines
+    assert "…" not in result.stderr
     assert_nothing_running(stack, before)
+
+    # The failure stays explainable after the fact: from the service's log, and in doctor.
+    assert (stack.root / ".stackctl" / "last-failed-start.json").exists()
+    explained = stack.cli("logs", "vllm", "--explain")
+    assert explained.returncode == 1 and fix in explained.stdout.splitlines()
+    doctor = stack.cli("doctor", "--json", timeout=300)
+    checks = {check["name"]: check for check in json.loads(doctor.stdout)["checks"]}
+    assert checks["last-start"]["status"] == "fail"
+    assert checks["last-start"]["fix"] == fix.removeprefix("fix: ")
 
 
 def up_while_the_proxy_port_is_taken(stack, *flags: str):  # type: ignore[no-untyped-def]

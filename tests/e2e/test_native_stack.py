@@ -13,6 +13,8 @@ import httpx
 import openai
 import pytest
 
+from stackctl.diagnosis.start_record import record_failed_start
+from stackctl.layout import StackLayout
 from tests.support.stacks import DemoStack, group_members, make_demo_stack, process_alive
 
 pytestmark = [pytest.mark.e2e, pytest.mark.vllm]
@@ -23,6 +25,9 @@ SERVICES_IN_ORDER = ["vllm", "node-exporter", "gpu-exporter", "prometheus", "fil
 @pytest.fixture(scope="module")
 def started(tmp_path_factory):
     demo = make_demo_stack(tmp_path_factory.mktemp("demo") / "stack")
+    # A failure an earlier `up` left for `doctor`: a successful `up` must clear it.
+    record_failed_start(StackLayout(demo.root), service="vllm", message="an earlier failure", log_tail=[],
+                        runtime="native")
     try:
         result = demo.cli("up")
         assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
@@ -44,6 +49,16 @@ def test_up_brings_every_service_up_in_dependency_order(started):
     assert f"http://127.0.0.1:{stack.ports['http']}/v1" in output
     assert "ANTHROPIC_BASE_URL" in output
     assert stack.client_key not in output
+
+
+def test_a_successful_up_clears_the_last_failed_start(stack: DemoStack):
+    assert not (stack.root / ".stackctl" / "last-failed-start.json").exists()
+
+
+def test_explaining_a_healthy_services_log_finds_no_failure(stack: DemoStack):
+    result = stack.cli("logs", "vllm", "--explain")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "cause:" not in result.stdout
 
 
 def test_anthropic_sdk_streams_through_nginx(stack: DemoStack):

@@ -1,0 +1,95 @@
+"""What a diagnosis says: the cause, the fix in stackctl's own terms, and the values the log gave."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+
+
+class Cause(str, Enum):
+    """One known way for a service to fail; the value is what `--json` style output shows."""
+
+    # GPU memory
+    cuda_graph_oom = "cuda-graph-oom"
+    sampler_warmup_oom = "sampler-warmup-oom"
+    weights_do_not_fit = "weights-do-not-fit"
+    cuda_oom = "cuda-oom"
+    no_cache_memory = "no-cache-memory"
+    free_memory_below_target = "free-memory-below-target"
+    kv_cache_too_small = "kv-cache-too-small"
+    mamba_cache_overflow = "mamba-cache-overflow"
+    # the command line and its configuration
+    context_window_exceeded = "context-window-exceeded"
+    refused_flag = "refused-flag"
+    refused_choice = "refused-choice"
+    unknown_env_var = "unknown-env-var"
+    auto_tool_choice_disabled = "auto-tool-choice-disabled"
+    served_model_mismatch = "served-model-mismatch"
+    # where the weights come from
+    gated_model = "gated-model"
+    model_not_found = "model-not-found"
+    disk_full = "disk-full"
+    trust_remote_code = "trust-remote-code"
+    unknown_architecture = "unknown-architecture"
+    # the GPU, its driver and the kernels built for it
+    no_gpu = "no-gpu"
+    driver_too_old = "driver-too-old"
+    no_kernel_image = "no-kernel-image"
+    quantization_unsupported = "quantization-unsupported"
+    attention_sinks_unsupported = "attention-sinks-unsupported"
+    ptxas_unknown_arch = "ptxas-unknown-arch"
+    cpu_attention_head_size = "cpu-attention-head-size"
+    # ports, shared memory and the links between processes and nodes
+    port_in_use = "port-in-use"
+    shm_too_small = "shm-too-small"
+    socket_interface = "socket-interface"
+    ray_node_without_gpu = "ray-node-without-gpu"
+
+
+class Severity(str, Enum):
+    fatal = "fatal"  # the service cannot start (or serve) until this is fixed
+    advisory = "advisory"  # a warning the log carries; worth fixing, not what stopped it
+
+
+@dataclass(frozen=True)
+class Fix:
+    """The change to make, said the way stackctl's user makes it."""
+
+    # The whole instruction, printed as is (never cut).
+    text: str
+    # The stack.yaml key to change (e.g. "vllm.max_num_seqs"), if the fix is one.
+    key: str | None = None
+    # The vLLM flag that key becomes, or the flag to add/remove (e.g. "--max-num-seqs").
+    flag: str | None = None
+    # An environment variable to set or unset (e.g. "HF_TOKEN", "TRITON_PTXAS_PATH").
+    env: str | None = None
+    # The value to use, where the log states enough to compute it (e.g. "856").
+    value: str | None = None
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    cause: Cause
+    # What happened, with the numbers the log states.
+    summary: str
+    fix: Fix
+    # The log line the diagnosis rests on.
+    evidence: str
+    severity: Severity = Severity.fatal
+    # Numbers and names read from the log (e.g. {"max_num_seqs": 1024, "blocks": 856}).
+    values: Mapping[str, str | int | float] = field(default_factory=dict)
+
+    def one_line(self) -> str:
+        return f"{self.summary}; fix: {self.fix.text}"
+
+
+@dataclass(frozen=True)
+class DiagnosisContext:
+    """What the stack knows that the log does not: which service, which flags the user added."""
+
+    service: str = "vllm"
+    # vllm.extra_args of stack.yaml (None: unknown), to tell the user's flags from the profile's.
+    extra_args: tuple[str, ...] | None = None
+    # Host port -> the stack.yaml key that sets it (e.g. 8000 -> "ports.vllm").
+    port_keys: Mapping[int, str] = field(default_factory=dict)

@@ -1,0 +1,129 @@
+"""The command line and what it asks for: refused flags and choices, the model's window, unknown
+VLLM_* variables, tool choice without its flags, a model name the server does not serve."""
+
+from __future__ import annotations
+
+import re
+
+from stackctl.diagnosis.evidence import Evidence
+from stackctl.diagnosis.model import Cause, Diagnosis, Fix, Severity
+from stackctl.diagnosis.signature import ADVISORY, Signature, found, signature
+
+_EXTRA_ARGS = "vllm.extra_args"
+
+# Flags vLLM removed, with what replaced them: the user's stack.yaml was written for an older engine.
+_REMOVED_FLAGS = {
+    "--enable-reasoning": "removed in vLLM 0.10: --reasoning-parser alone turns reasoning on",
+    "--worker-use-ray": "removed: use --distributed-executor-backend ray",
+    "--use-v2-block-manager": "removed: the v2 block manager is the only one",
+}
+
+
+def _context_window_exceeded(evidence: Evidence) -> Diagnosis:
+    values = evidence.read(re.compile(
+        r"User-specified max_model_len \((?P<asked>\d+)\) is greater than the derived max_model_len "
+        r"\((?P<source>\w+)=(?P<window>\d+)"))
+    asked, window = int(values["asked"]), int(values["window"])
+    source = values["source"] if values["source"] != "None" else "config.json"
+    return found(evidence, Cause.context_window_exceeded,
+                 f"max_model_len {asked} is above the model's window of {window} tokens ({source})",
+                 Fix(f"set vllm.max_model_len to {window} or less (--max-model-len)",
+                     key="vllm.max_model_len", flag="--max-model-len", value=str(window)),
+                 max_model_len=asked, window=window)
+
+
+_FLAG = re.compile(r"(?<![\w-])(--?[A-Za-z][\w-]*)")
+
+
+def _refused_flag(evidence: Evidence) -> Diagnosis:
+    rest = evidence.read(re.compile(r"unrecognized arguments?: ?(?P<rest>.*)")).get("rest", "")
+    flags = [flag for flag in _FLAG.findall(rest) if not flag[1:].isdigit()] or [rest.split()[0] if rest else "?"]
+    first = flags[0]
+    named = ", ".join(flags)
+    why = _REMOVED_FLAGS.get(first)
+    summary = f"vLLM does not know {named}" + (f" ({why})" if why else "")
+    extra_args = evidence.context.extra_args
+    if extra_args is not None and not any(arg.split("=", 1)[0] == first for arg in extra_args):
+        text = (f"{first} is not in vllm.extra_args: stackctl's profile adds it, so this engine is older than the "
+                "profile expects; use a newer images.vllm (or reinstall the engine: `stackctl install-engine`)")
+        return found(evidence, Cause.refused_flag, summary, Fix(text, key="images.vllm", flag=first), flags=named)
+    text = (f"remove {first} from {_EXTRA_ARGS} in stack.yaml" if why else
+            f"remove {first} from {_EXTRA_ARGS} in stack.yaml: this vLLM has no such flag (removed, newer than "
+            "this engine, or only in a patched build; `stackctl doctor` checks the flags against the engine)")
+    return found(evidence, Cause.refused_flag, summary, Fix(text, key=_EXTRA_ARGS, flag=first), flags=named)
+
+
+_ARGPARSE_CHOICE = re.compile(
+    r"argument (?P<flag>--[\w-]+)(?:/[\w-]+)*: invalid choice: '(?P<value>[^']*)'(?: \(choose from (?P<choices>[^)]*)\))?")
+_PARSER_CHOICE = re.compile(
+    r"invalid (?P<kind>tool call|reasoning) parser: (?P<value>\S+) \(chose from \{(?P<choices>[^}]*)\}")
+
+
+def _refused_choice(evidence: Evidence) -> Diagnosis:
+    values = evidence.read(_ARGPARSE_CHOICE)
+    if not values:
+        parser = evidence.read(_PARSER_CHOICE)
+        values = {**parser, "flag": "--tool-call-parser" if parser.get("kind") == "tool call" else "--reasoning-parser"}
+    flag, value = values["flag"], values.get("value", "?")
+    choices = ", ".join(choice.strip(" '") for choice in values.get("choices", "").split(",") if choice.strip(" '"))
+    summary = f"vLLM refuses {flag} {value}" + (f" (it accepts: {choices})" if choices else "")
+    if flag == "--dtype":
+        text = f"remove --dtype {value} from {_EXTRA_ARGS}: --dtype auto (stackctl's default) takes the checkpoint's dtype"
+        if "fp8" in value.lower():
+            text += (", an FP8 checkpoint carries its own quantization, and --kv-cache-dtype fp8 is how to get an "
+                     "FP8 KV cache")
+        return found(evidence, Cause.refused_choice, summary,
+                     Fix(text, key=_EXTRA_ARGS, flag=flag, value="auto"), flag=flag, refused=value)
+    if flag in ("--tool-call-parser", "--reasoning-parser"):
+        text = (f"this engine has no {flag} '{value}': if it comes from "
+                f"{_EXTRA_ARGS}, use one the engine lists; if from the model profile, use a newer images.vllm")
+        return found(evidence, Cause.refused_choice, summary, Fix(text, key=_EXTRA_ARGS, flag=flag),
+                     flag=flag, refused=value)
+    text = f"set {flag} to one of the accepted values in {_EXTRA_ARGS} (or remove it)"
+    return found(evidence, Cause.refused_choice, summary, Fix(text, key=_EXTRA_ARGS, flag=flag),
+                 flag=flag, refused=value)
+
+
+_UNKNOWN_ENV = re.compile(r"Unknown vLLM environment variable detected: (?P<name>VLLM_\w+)")
+
+
+def _unknown_env_var(evidence: Evidence) -> Diagnosis:
+    names = evidence.all_found(_UNKNOWN_ENV, "name")
+    shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+    return found(evidence, Cause.unknown_env_var,
+                 f"vLLM ignores {shown}: no such setting in this engine (a typo, a removed setting, or a "
+                 "variable that only shares the VLLM_ prefix)",
+                 Fix(f"unset {names[0]}{' and the others' if len(names) > 1 else ''} where vLLM gets its "
+                     "environment: the shell that runs `stackctl up` (native runtime) or the vllm service's "
+                     "environment (Compose)", env=names[0]),
+                 severity=Severity.advisory, variables=", ".join(names))
+
+
+def _auto_tool_choice_disabled(evidence: Evidence) -> Diagnosis:
+    return found(evidence, Cause.auto_tool_choice_disabled,
+                 "a client asked for automatic tool choice, which this vLLM was started without",
+                 Fix("start vLLM with --enable-auto-tool-choice and --tool-call-parser: stackctl adds both from the "
+                     f"model profile, so check that {_EXTRA_ARGS} does not replace them and restart with `stackctl up`",
+                     key=_EXTRA_ARGS, flag="--enable-auto-tool-choice"))
+
+
+def _served_model_mismatch(evidence: Evidence) -> Diagnosis:
+    name = evidence.read(re.compile(r"The model `(?P<name>[^`]*)` does not exist")).get("name", "?")
+    return found(evidence, Cause.served_model_mismatch,
+                 f"a request asked for model `{name}`, which this vLLM does not serve",
+                 Fix("clients must use the served name (served_model_name in stack.yaml, --served-model-name), or "
+                     f"map `{name}` to it under `aliases:` so the filter-proxy rewrites it",
+                     key="served_model_name", flag="--served-model-name"), model=name)
+
+
+SIGNATURES: tuple[Signature, ...] = (
+    signature(Cause.context_window_exceeded, r"User-specified max_model_len \(\d+\) is greater than the derived",
+              _context_window_exceeded),
+    signature(Cause.refused_flag, r"unrecognized arguments?:", _refused_flag),
+    signature(Cause.refused_choice, r"argument --[\w-]+.*: invalid choice:|invalid (?:tool call|reasoning) parser:",
+              _refused_choice),
+    signature(Cause.unknown_env_var, _UNKNOWN_ENV.pattern, _unknown_env_var, ADVISORY),
+    signature(Cause.auto_tool_choice_disabled, r"tool choice requires --enable-auto-tool-choice",
+              _auto_tool_choice_disabled),
+    signature(Cause.served_model_mismatch, r"The model `[^`]*` does not exist", _served_model_mismatch),
+)

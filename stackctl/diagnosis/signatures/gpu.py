@@ -1,0 +1,126 @@
+"""The GPU, its driver and the kernels built for it: none visible, a driver older than the image,
+no kernels for sm_120/sm_121, a weight format or attention feature this GPU or build lacks."""
+
+from __future__ import annotations
+
+import re
+
+from stackctl.profiles.engines import DEFAULT_VLLM_IMAGE
+from stackctl.diagnosis.evidence import Evidence
+from stackctl.diagnosis.model import Cause, Diagnosis, Fix, Severity
+from stackctl.diagnosis.signature import ADVISORY, CONSEQUENCE, Signature, found, signature
+
+# NVIDIA's NGC image: built with kernels for Blackwell (sm_120 RTX PRO 6000, sm_121 GB10).
+_NGC_IMAGE = DEFAULT_VLLM_IMAGE
+
+
+def _no_gpu(evidence: Evidence) -> Diagnosis:
+    return found(evidence, Cause.no_gpu, "vLLM sees no NVIDIA GPU (no CUDA device, or no NVML/driver library)",
+                 Fix("give vLLM the GPU: under Compose the vllm service needs `gpus: all` (stackctl's fragment has it) "
+                     "and Docker needs the NVIDIA Container Toolkit (`sudo nvidia-ctk runtime configure "
+                     "--runtime=docker`, then restart Docker); natively, `nvidia-smi` must list the GPU. "
+                     "`stackctl doctor` checks both"))
+
+
+_DRIVER_CUDA = re.compile(r"too old \(found version (?P<version>\d+)\)")
+
+
+def _driver_too_old(evidence: Evidence) -> Diagnosis:
+    version = evidence.read(_DRIVER_CUDA).get("version")
+    if "forward compatibility" in evidence.text:
+        return found(evidence, Cause.driver_too_old,
+                     "the image's CUDA is newer than the host driver and its forward-compatibility libraries do not "
+                     "run on this GPU (Error 804)",
+                     Fix("upgrade the host NVIDIA driver to one that supports the image's CUDA version, or use a "
+                         "images.vllm built for the CUDA the driver supports (`nvidia-smi` shows it)", key="images.vllm"))
+    supports = f"CUDA {int(version) // 1000}.{int(version) % 1000 // 10}" if version else "an older CUDA"
+    return found(evidence, Cause.driver_too_old,
+                 f"the NVIDIA driver is too old for this build: it supports {supports}",
+                 Fix(f"upgrade the NVIDIA driver (it supports {supports}), or use a images.vllm / engine built for "
+                     f"{supports}", key="images.vllm"),
+                 **({"driver_cuda": supports.removeprefix("CUDA ")} if version else {}))
+
+
+_CAPABILITY = re.compile(r"Found GPU\d+ (?P<gpu>.+?) which is of cuda capability (?P<capability>\d+(?:\.\d+)?)")
+
+
+def _no_kernel_image(evidence: Evidence) -> Diagnosis:
+    gpu = evidence.read(_CAPABILITY)
+    what = f"{gpu['gpu']} (compute capability {gpu['capability']})" if gpu else "this GPU"
+    severity = Severity.advisory if gpu else Severity.fatal
+    return found(evidence, Cause.no_kernel_image, f"this vLLM/PyTorch build has no kernels for {what}",
+                 Fix(f"use a build with Blackwell kernels (sm_120 RTX PRO 6000, sm_121 GB10 need CUDA 12.8+ builds): "
+                     f"NVIDIA's image, images.vllm: {_NGC_IMAGE} or newer", key="images.vllm", value=_NGC_IMAGE),
+                 severity=severity, **({"capability": gpu["capability"]} if gpu else {}))
+
+
+_QUANT = re.compile(r"quantization method (?P<method>\w+) is not supported for the current GPU\. "
+                    r"Minimum capability: (?P<minimum>\d+)\. Current capability: (?P<current>\d+)")
+
+
+def _quantization_unsupported(evidence: Evidence) -> Diagnosis:
+    values = evidence.read(_QUANT)
+    method = values.get("method") or ("fp8" if "fp8" in evidence.line.lower() else "mxfp4")
+    if values:
+        summary = (f"{method} weights need compute capability {values['minimum']}; this GPU has "
+                   f"{values['current']}")
+    elif "sm_121" in evidence.line:
+        summary = "the MXFP4 MoE kernels do not build for sm_121 (DGX Spark GB10)"
+    else:
+        summary = f"this GPU has no {method.upper()} (e4m3) support: FP8 needs sm_89 or newer"
+    if method == "fp8":
+        text = ("pick a model profile without FP8 weights (`model:` in stack.yaml, e.g. a BF16 or AWQ one) and add "
+                "--kv-cache-dtype auto to vllm.extra_args (it overrides the profile's fp8 KV cache)")
+    else:
+        text = f"pick a BF16 or FP8 model profile (`model:` in stack.yaml; `stackctl profiles`): {method} does not run here"
+    return found(evidence, Cause.quantization_unsupported, summary, Fix(text, key="model"), quantization=method)
+
+
+def _attention_sinks_unsupported(evidence: Evidence) -> Diagnosis:
+    return found(evidence, Cause.attention_sinks_unsupported,
+                 "the model (gpt-oss) uses attention sinks, which the selected attention backend (FlashInfer / "
+                 "FlashAttention 2) does not support here",
+                 Fix("add --attention-backend TRITON_ATTN to vllm.extra_args (older engines: set "
+                     "VLLM_ATTENTION_BACKEND=TRITON_ATTN in vLLM's environment, and unset it if it names FLASHINFER)",
+                     key="vllm.extra_args", flag="--attention-backend", value="TRITON_ATTN"))
+
+
+def _ptxas_unknown_arch(evidence: Evidence) -> Diagnosis:
+    arch = evidence.read(re.compile(r"Value '(?P<arch>sm_\w+)' is not defined")).get("arch", "this GPU")
+    return found(evidence, Cause.ptxas_unknown_arch,
+                 f"Triton's bundled ptxas is older than {arch}, so it cannot compile kernels for this GPU",
+                 Fix("point TRITON_PTXAS_PATH at CUDA 13's ptxas (e.g. /usr/local/cuda/bin/ptxas) in vLLM's "
+                     f"environment, or use NVIDIA's image (images.vllm: {_NGC_IMAGE})",
+                     env="TRITON_PTXAS_PATH", value="/usr/local/cuda/bin/ptxas"), arch=arch)
+
+
+def _cpu_attention_head_size(evidence: Evidence) -> Diagnosis:
+    return found(evidence, Cause.cpu_attention_head_size,
+                 "vLLM's CPU attention rejects this model's head size (16 fails, 64 and up work)",
+                 Fix("regenerate the demo model with `stackctl demo-model --force`, or use a model with head_dim >= 64 "
+                     "(vllm.model_path)", key="vllm.model_path"))
+
+
+SIGNATURES: tuple[Signature, ...] = (
+    signature(Cause.no_gpu,
+              r"No CUDA GPUs are available|Failed to infer device type|No platform detected, vLLM is running on "
+              r"UnspecifiedPlatform|NVMLError_LibraryNotFound|NVML Shared Library Not Found"
+              r"|Found no NVIDIA driver on your system|libcuda\.so\.1: cannot open shared object file", _no_gpu,
+              CONSEQUENCE),
+    signature(Cause.driver_too_old,
+              r"NVIDIA driver on your system is too old|CUDA driver version is insufficient for CUDA runtime"
+              r"|forward compatibility was attempted on non supported HW", _driver_too_old),
+    signature(Cause.no_kernel_image, r"no kernel image is available for execution on the device", _no_kernel_image),
+    signature(Cause.no_kernel_image, r"Found GPU\d+ .+ which is of cuda capability", _no_kernel_image, ADVISORY),
+    signature(Cause.quantization_unsupported,
+              r"quantization method \w+ is not supported for the current GPU|type fp8e4nv not supported in this "
+              r"architecture|Feature '\.tile::scatter4' not supported on \.target 'sm_121a?'",
+              _quantization_unsupported),
+    signature(Cause.attention_sinks_unsupported,
+              r"does not support attention sinks|attention sinks not supported|sink setting not supported"
+              r"|Sinks are only supported in FlashAttention 3", _attention_sinks_unsupported),
+    signature(Cause.ptxas_unknown_arch, r"ptxas(?:-blackwell)? fatal\s*: Value 'sm_\w+' is not defined",
+              _ptxas_unknown_arch),
+    signature(Cause.cpu_attention_head_size,
+              r"Unsupported CPU attention configuration|head_size .* is not supported", _cpu_attention_head_size),
+)

@@ -1,0 +1,160 @@
+"""GPU memory: out of memory by phase, no room for the KV cache, a Mamba pool smaller than max_num_seqs."""
+
+from __future__ import annotations
+
+import math
+import re
+
+from stackctl.diagnosis.evidence import Evidence
+from stackctl.diagnosis.model import Cause, Diagnosis, Fix
+from stackctl.diagnosis.signature import OUT_OF_MEMORY, Signature, found, signature
+
+_UTILIZATION = "vllm.gpu_memory_utilization"
+_UTILIZATION_FLAG = "--gpu-memory-utilization"
+
+# Where in the start an out-of-memory error happened, read from the closest marker above it.
+_OOM_PHASES = {
+    "graph capture": re.compile(
+        r"capture_model|Capturing (?:the model for )?CUDA ?graphs|Capturing cudagraphs|torch\.cuda\.graph"
+        r"|capture_end|cuda_graph\.py|Graph capturing", re.IGNORECASE,
+    ),
+    "profiling": re.compile(r"profile_run|_dummy_sampler_run|_dummy_run|determine_available_memory"),
+    "loading the weights": re.compile(
+        r"model_executor/models/|load_model|load_weights|model_loader|_initialize_model|Starting to load model"
+        r"|ParallelLinear\(|VocabParallelEmbedding\(|ParallelLMHead\("
+    ),
+}
+_TRIED = re.compile(r"Tried to allocate (?P<tried>[\d.]+ [GMK]iB)")
+
+
+def _cuda_oom(evidence: Evidence) -> Diagnosis:
+    phase = evidence.nearest_before(_OOM_PHASES)
+    tried = evidence.read(_TRIED).get("tried")
+    values = {"tried": tried} if tried else {}
+    utilization = evidence.settings.gpu_memory_utilization
+    if phase == "graph capture":
+        lower = f" below {utilization:.2f}" if utilization else ""
+        return found(evidence, Cause.cuda_graph_oom,
+                     "the GPU ran out of memory while capturing CUDA graphs (after the KV cache was sized)",
+                     Fix(f"lower {_UTILIZATION}{lower} ({_UTILIZATION_FLAG}) to leave room for the graphs, or add "
+                         "--enforce-eager to vllm.extra_args to run without them",
+                         key=_UTILIZATION, flag=_UTILIZATION_FLAG), **values)
+    if phase == "loading the weights":
+        return found(evidence, Cause.weights_do_not_fit,
+                     "the GPU ran out of memory while loading the weights: the model does not fit on one GPU",
+                     Fix("pick a smaller or quantized model (`model:` in stack.yaml; `stackctl profiles`), or "
+                         "split it over GPUs with --tensor-parallel-size N in vllm.extra_args",
+                         key="model", flag="--tensor-parallel-size"), **values)
+    where = " while profiling memory (a dummy forward pass)" if phase == "profiling" else ""
+    return found(evidence, Cause.cuda_oom, f"the GPU ran out of memory{where}",
+                 Fix(f"lower {_UTILIZATION} ({_UTILIZATION_FLAG}), vllm.max_num_seqs or vllm.max_model_len; check "
+                     "that no other process holds GPU memory (`nvidia-smi`); `stackctl doctor` checks the fit",
+                     key=_UTILIZATION, flag=_UTILIZATION_FLAG), **values)
+
+
+def _sampler_warmup_oom(evidence: Evidence) -> Diagnosis:
+    requests = int(evidence.read(re.compile(r"with (?P<n>\d+) dummy requests"))["n"])
+    target = max(1, requests // 2)
+    return found(evidence, Cause.sampler_warmup_oom,
+                 f"the GPU ran out of memory warming up the sampler for {requests} sequences (max_num_seqs)",
+                 Fix(f"set vllm.max_num_seqs to {target} or less (--max-num-seqs), or lower {_UTILIZATION}",
+                     key="vllm.max_num_seqs", flag="--max-num-seqs", value=str(target)),
+                 max_num_seqs=requests)
+
+
+def _no_cache_memory(evidence: Evidence) -> Diagnosis:
+    utilization = evidence.settings.gpu_memory_utilization
+    above = f" above {utilization:.2f}" if utilization else ""
+    return found(evidence, Cause.no_cache_memory,
+                 "nothing was left for the KV cache after the weights and activations",
+                 Fix(f"raise {_UTILIZATION}{above} ({_UTILIZATION_FLAG}) if the GPU has room, or pick a smaller or "
+                     "quantized model (`model:`); check that no other process holds GPU memory (`nvidia-smi`)",
+                     key=_UTILIZATION, flag=_UTILIZATION_FLAG))
+
+
+_FREE_MEMORY = re.compile(
+    r"Free memory on device(?: \S+)? \((?P<free>[\d.]+)/(?P<total>[\d.]+) GiB\) on startup is less than"
+    r"[^(]*\((?P<utilization>[\d.]+), (?P<wanted>[\d.]+) GiB\)"
+)
+
+
+def _free_memory_below_target(evidence: Evidence) -> Diagnosis:
+    values = evidence.read(_FREE_MEMORY)
+    if not values:
+        return found(evidence, Cause.free_memory_below_target,
+                     "less GPU memory is free than the utilization target asks for",
+                     Fix(f"lower {_UTILIZATION} ({_UTILIZATION_FLAG}) or stop what else holds GPU memory (`nvidia-smi`)",
+                         key=_UTILIZATION, flag=_UTILIZATION_FLAG))
+    free, total = float(values["free"]), float(values["total"])
+    fits = f"{math.floor(free / total * 100) / 100:.2f}"
+    return found(evidence, Cause.free_memory_below_target,
+                 f"only {free:g} of {total:g} GiB is free at start, less than gpu_memory_utilization "
+                 f"{values['utilization']} asks for ({values['wanted']} GiB)",
+                 Fix(f"set {_UTILIZATION} to {fits} or less ({_UTILIZATION_FLAG}), or stop what else holds GPU memory "
+                     "(`nvidia-smi`)", key=_UTILIZATION, flag=_UTILIZATION_FLAG, value=fits),
+                 free_gib=free, total_gib=total, gpu_memory_utilization=float(values["utilization"]))
+
+
+_KV_TOKENS = re.compile(
+    r"max seq len \((?P<length>\d+)\) is larger than the maximum number of tokens that can be stored in KV cache "
+    r"\((?P<capacity>\d+)\)"
+)
+_KV_MEMORY = re.compile(
+    r"max seq len \((?P<length>\d+)\), \((?P<needed>[\d.]+) GiB KV cache is needed, which is larger than the "
+    r"available KV cache memory \((?P<available>[\d.]+) GiB\)(?:\. Based on the available memory, the estimated "
+    r"maximum model length is (?P<estimate>\d+))?"
+)
+
+
+def _kv_cache_too_small(evidence: Evidence) -> Diagnosis:
+    by_tokens, by_memory = evidence.read(_KV_TOKENS), evidence.read(_KV_MEMORY)
+    key, flag = "vllm.max_model_len", "--max-model-len"
+    if by_tokens:
+        length, limit = int(by_tokens["length"]), int(by_tokens["capacity"])
+        summary = f"max_model_len {length} does not fit the KV cache, which holds {limit} tokens"
+        values: dict[str, str | int | float] = {"max_model_len": length, "kv_cache_tokens": limit}
+    elif by_memory:
+        length, needed, available = int(by_memory["length"]), float(by_memory["needed"]), float(by_memory["available"])
+        # vLLM's own estimate when it gives one; otherwise the share of the window that fits
+        # (KV memory grows linearly with the length for full attention).
+        estimated = "estimate" not in by_memory
+        limit = int(length * available / needed) if estimated else int(by_memory["estimate"])
+        summary = (f"one sequence of max_model_len {length} needs {needed:g} GiB of KV cache; "
+                   f"{available:g} GiB is available")
+        values = {"max_model_len": length, "needed_gib": needed, "available_gib": available, "fits": limit}
+    else:
+        return found(evidence, Cause.kv_cache_too_small, "the KV cache cannot hold one sequence of max_model_len",
+                     Fix(f"lower {key} ({flag}) or raise {_UTILIZATION}", key=key, flag=flag))
+        if estimated:
+            return found(evidence, Cause.kv_cache_too_small, summary,
+                         Fix(f"lower {key} to about {limit} ({flag}), or raise {_UTILIZATION} if the GPU has room",
+                             key=key, flag=flag, value=str(limit)), **values)
+    return found(evidence, Cause.kv_cache_too_small, summary,
+                 Fix(f"set {key} to {limit} or less ({flag}), or raise {_UTILIZATION} if the GPU has room",
+                     key=key, flag=flag, value=str(limit)), **values)
+
+
+def _mamba_cache_overflow(evidence: Evidence) -> Diagnosis:
+    values = evidence.read(re.compile(
+        r"max_num_seqs \((?P<seqs>\d+)\) exceeds available Mamba cache blocks \((?P<blocks>\d+)\)"))
+    seqs, blocks = int(values["seqs"]), int(values["blocks"])
+    return found(evidence, Cause.mamba_cache_overflow,
+                 f"max_num_seqs ({seqs}) exceeds the Mamba cache blocks available ({blocks}): a hybrid model "
+                 "keeps one recurrent-state block per sequence",
+                 Fix(f"set vllm.max_num_seqs to {blocks} or less (--max-num-seqs)",
+                     key="vllm.max_num_seqs", flag="--max-num-seqs", value=str(blocks)),
+                 max_num_seqs=seqs, mamba_blocks=blocks)
+
+
+SIGNATURES: tuple[Signature, ...] = (
+    signature(Cause.cuda_oom, r"CUDA out of memory|OutOfMemoryError|CUDA error: out of memory", _cuda_oom,
+              OUT_OF_MEMORY),
+    signature(Cause.sampler_warmup_oom, r"out of memory occurred when warming up sampler with \d+", _sampler_warmup_oom),
+    signature(Cause.no_cache_memory, r"No available memory for the cache blocks", _no_cache_memory),
+    signature(Cause.free_memory_below_target, r"Free memory on device.{0,40} on startup is less than",
+              _free_memory_below_target),
+    signature(Cause.kv_cache_too_small,
+              r"is larger than the maximum number of tokens that can be stored in KV cache"
+              r"|KV cache is needed, which is larger than the available KV cache memory", _kv_cache_too_small),
+    signature(Cause.mamba_cache_overflow, r"exceeds available Mamba cache blocks", _mamba_cache_overflow),
+)

@@ -1,0 +1,130 @@
+"""Where the weights come from: a gated or missing repository, a full disk, remote code, an
+architecture this vLLM does not know."""
+
+from __future__ import annotations
+
+import re
+
+from stackctl.diagnosis.evidence import Evidence
+from stackctl.diagnosis.model import Cause, Diagnosis, Fix
+from stackctl.diagnosis.signature import CONSEQUENCE, Signature, found, signature
+
+_HF_REPO = re.compile(
+    r"huggingface\.co/(?:api/models/)?(?P<repo>[\w.-]+/[\w.-]+?)(?:/resolve/|/revision/|/auth-check|\.? |\.?$|/?$)")
+_RESTRICTED = re.compile(r"(?:Access to model|Repo model) (?P<repo>[\w.-]+/[\w.-]+) is (?:restricted|gated)")
+
+
+def _gated_model(evidence: Evidence) -> Diagnosis:
+    repo = (evidence.read(_RESTRICTED) or evidence.read(_HF_REPO)).get("repo")
+    for line in evidence.lines:  # the repository is often named a line or two away from the trigger
+        if repo:
+            break
+        match = _RESTRICTED.search(line) or _HF_REPO.search(line)
+        repo = match.group("repo") if match else None
+    status = "403" if "403" in evidence.text or "not in the authorized list" in evidence.text else "401"
+    why = ("the token has no access to it yet" if status == "403" else "no valid token was sent")
+    page = f"https://huggingface.co/{repo}" if repo else "the model's Hugging Face page"
+    return found(evidence, Cause.gated_model,
+                 f"Hugging Face refused the gated model {repo or '(name not in the log)'} ({status}: {why})",
+                 Fix(f"accept the model's terms at {page} with your account, then put a token with read access "
+                     "in .env as HF_TOKEN and run `stackctl up` again", env="HF_TOKEN", value=repo),
+                 **({"model": repo} if repo else {}))
+
+
+_MISSING = (
+    re.compile(r"Invalid repository ID or local directory specified: '(?P<ref>[^']+)'"),
+    re.compile(r"(?P<ref>\S+) is not a local folder and is not a valid model identifier"),
+    re.compile(r"HFValidationError: Repo id must[^:]*(?::[^:]*)*?: '(?P<ref>[^']+)'"),
+    re.compile(r"No such file or directory: '?(?P<ref>[^']*?)/?config\.json"),
+    re.compile(r"(?P<ref>\S+) does not appear to have a file named config\.json"),
+)
+
+
+def _model_not_found(evidence: Evidence) -> Diagnosis:
+    ref = next((values["ref"] for pattern in _MISSING if (values := evidence.read(pattern))), None)
+    ref = ref.strip("`'\"") if ref else None
+    if ref and ref.startswith(("/", ".", "~")):
+        return found(evidence, Cause.model_not_found,
+                     f"the model directory {ref} is missing or holds no config.json",
+                     Fix(f"point vllm.model_path (--model) in stack.yaml at a directory with the model's config.json "
+                         f"and weights instead of {ref} (the demo model: `stackctl demo-model`)",
+                         key="vllm.model_path", flag="--model", value=ref), model=ref)
+    return found(evidence, Cause.model_not_found,
+                 f"'{ref or '?'}' is neither a local model directory nor a Hugging Face repository this host can see",
+                 Fix("check the model (`model:` / vllm.model_path, --model, in stack.yaml) for a typo; a private or "
+                     "gated repository also needs HF_TOKEN in .env", key="vllm.model_path", flag="--model",
+                     env="HF_TOKEN"), **({"model": ref} if ref else {}))
+
+
+_NOT_ENOUGH_SPACE = re.compile(
+    r"expected file size is: (?P<needed>[\d.]+) MB\. The target location (?P<path>\S+) only has (?P<free>[\d.]+) MB")
+
+
+def _disk_full(evidence: Evidence) -> Diagnosis:
+    values = evidence.read(_NOT_ENOUGH_SPACE)
+    if values:
+        summary = (f"the download needs {values['needed']} MB more but {values['path']} has "
+                   f"{values['free']} MB free")
+        where = f" ({values['path']})"
+    else:
+        summary, where = "the disk filled up (No space left on device) while writing the model", ""
+    return found(evidence, Cause.disk_full, summary,
+                 Fix(f"free space where hf_cache points{where} or set hf_cache in stack.yaml to a larger disk "
+                     "(`stackctl doctor` compares the free space with the weights)", key="hf_cache"),
+                 **({"needed_mb": float(values["needed"]), "free_mb": float(values["free"])} if values else {}))
+
+
+_REMOTE_CODE_MODEL = re.compile(r"(?:Loading (?P<a>\S+) requires|The repository for (?P<b>\S+) contains custom code)")
+
+
+def _trust_remote_code(evidence: Evidence) -> Diagnosis:
+    names = evidence.read(_REMOTE_CODE_MODEL)
+    model = names.get("a") or names.get("b")
+    return found(evidence, Cause.trust_remote_code,
+                 f"the model{' ' + model if model else ''} ships its own Python code, which vLLM will not run "
+                 "unless told to",
+                 Fix("read the repository's code, then add --trust-remote-code to vllm.extra_args",
+                     key="vllm.extra_args", flag="--trust-remote-code"), **({"model": model} if model else {}))
+
+
+_ARCHITECTURES = re.compile(
+    r"Model architectures \[(?P<archs>[^\]]*)\] are not supported for now\.(?: Supported architectures: (?P<known>.*))?")
+_INSPECTING = re.compile(r"Error in inspecting model architecture '(?P<arch>[^']+)'")
+_MODEL_TYPE = re.compile(r"has model type `?(?P<type>[\w-]+)`? but Transformers does not recognize")
+
+
+def _unknown_architecture(evidence: Evidence) -> Diagnosis:
+    inspecting = evidence.read(_INSPECTING)
+    listed = evidence.read(_ARCHITECTURES)
+    archs = listed.get("archs", "").replace("'", "").strip()
+    broken = bool(inspecting) or (archs and archs.split(",")[0].strip() in listed.get("known", ""))
+    name = inspecting.get("arch") or archs or evidence.read(_MODEL_TYPE).get("type", "?")
+    if broken:
+        return found(evidence, Cause.unknown_architecture,
+                     f"vLLM knows {name} but could not import its code: the engine install is broken or mismatched "
+                     "(the traceback above names the missing piece)",
+                     Fix("reinstall the engine (`stackctl install-engine`; Compose: pull images.vllm again)",
+                         key="images.vllm"), architecture=name)
+    return found(evidence, Cause.unknown_architecture,
+                 f"this vLLM (or its transformers) does not know the model's architecture {name}",
+                 Fix("use a newer images.vllm (or engine) that supports it, or a model profile this engine serves "
+                     "(`stackctl profiles`)", key="images.vllm"), architecture=name)
+
+
+SIGNATURES: tuple[Signature, ...] = (
+    signature(Cause.gated_model,
+              r"Cannot access gated repo|You are trying to access a gated repo|GatedRepoError|is restricted\. You must"
+              r"|(?:401|403) Client Error\b.*huggingface\.co", _gated_model),
+    signature(Cause.model_not_found,
+              r"Invalid repository ID or local directory specified|is not a local folder and is not a valid"
+              r"|HFValidationError: Repo id must|No such file or directory: .*config\.json"
+              r"|does not appear to have a file named config\.json|Repository Not Found for url", _model_not_found),
+    signature(Cause.disk_full, r"No space left on device|\[Errno 28\]|StorageFull", _disk_full),
+    signature(Cause.disk_full, r"Not enough free disk space to download the file", _disk_full, CONSEQUENCE),
+    signature(Cause.trust_remote_code,
+              r"set the option `?trust_remote_code=True|passing the argument `trust_remote_code=True`",
+              _trust_remote_code),
+    signature(Cause.unknown_architecture,
+              r"Model architectures \[.*\] are not supported for now|Error in inspecting model architecture"
+              r"|but Transformers does not recognize this architecture", _unknown_architecture),
+)

@@ -1,0 +1,44 @@
+"""The last failed `up`: what stopped it, diagnosed from the log tail it recorded, with the fix."""
+
+from __future__ import annotations
+
+import time
+
+from stackctl.doctor.context import DoctorContext
+from stackctl.doctor.result import CheckResult, fail, ok, warn
+
+NAME = "last-start"
+
+
+def check_last_start(ctx: DoctorContext) -> CheckResult:
+    # Imported here: the signatures compile ~60 patterns, which `stackctl --help` need not wait for.
+    from stackctl.diagnosis import Severity, diagnose_service_log
+    from stackctl.diagnosis.start_record import read_failed_start, stack_file_sha256
+
+    record = read_failed_start(ctx.layout)
+    if record is None:
+        return ok(NAME, "no failed `up` recorded")
+    when = _ago(time.time() - record.failed_at)
+    diagnosis = diagnose_service_log(record.service, record.log_tail, ctx.config)
+    changed = record.stack_file_sha256 != stack_file_sha256(ctx.layout)
+    if diagnosis is None or diagnosis.severity is Severity.advisory:
+        # A warning alone is not what stopped the start: say so, and pass its fix on.
+        also = f"; the log also warns: {diagnosis.summary}" if diagnosis else ""
+        then = f"; also {diagnosis.fix.text}" if diagnosis else ""
+        return warn(NAME, f"`up` failed {when}: {record.message}; no known failure in its last log lines{also}",
+                    f"read the whole log: `stackctl logs {record.service}`{then}")
+    found = f"`up` failed {when} ({record.service}): {diagnosis.summary}"
+    if changed:
+        return warn(NAME, f"{found}; stack.yaml changed since",
+                    f"if not done yet: {diagnosis.fix.text}; then `stackctl up`")
+    return fail(NAME, found, diagnosis.fix.text)
+
+
+def _ago(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s ago"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min ago"
+    if seconds < 172800:
+        return f"{seconds / 3600:.0f} h ago"
+    return f"{seconds / 86400:.0f} days ago"

