@@ -12,7 +12,7 @@ from stackctl.engine.demo_model import default_demo_model_dir
 from stackctl.engine.install import default_engine_dir, engine_python
 from stackctl.layout import StackLayout
 from stackctl.own_images import image_template_values
-from stackctl.profiles.engines import DEFAULT_VLLM_IMAGE
+from stackctl.profiles.engines import default_vllm_image
 from stackctl.resources import source_root
 from stackctl.vllm_args import vllm_args
 
@@ -72,7 +72,7 @@ def template_context(config: StackConfig, layout: StackLayout, runtime: Runtime)
         "vllm_environment": [f"{key}={value}" for key, value in config.hardware_profile.vllm_environment],
         "proxy_args": proxy_args(config),
         "own_images": image_template_values(config),
-        "default_vllm_image": DEFAULT_VLLM_IMAGE,
+        "default_vllm_image": default_vllm_image(config.hardware_profile, config.model_profile),
         "native": {
             "engine_python": str(engine_python(default_engine_dir())),
             "stackctl": [sys.executable, "-m", "stackctl"],

@@ -27,6 +27,8 @@ class ModelProfile:
     gated: bool = False
     gpu_only: bool = True
     extra_args: tuple[str, ...] = ()
+    # config.json `architectures[0]`: what the engine must know (stackctl/profiles/compat.yaml).
+    architecture: str | None = None
 
 
 MODEL_PROFILES: dict[str, ModelProfile] = {
@@ -34,6 +36,7 @@ MODEL_PROFILES: dict[str, ModelProfile] = {
     for profile in (
         ModelProfile(
             name="qwen3.6-27b",
+            architecture="Qwen3_5ForConditionalGeneration",
             description="Qwen3.6-27B, BF16 weights, fp8 KV cache (hybrid, 262k context)",
             hf_id="Qwen/Qwen3.6-27B",
             served_name="qwen3.6-27b",
@@ -50,6 +53,7 @@ MODEL_PROFILES: dict[str, ModelProfile] = {
         ),
         ModelProfile(
             name="qwen3.6-35b-a3b-fp8",
+            architecture="Qwen3_5MoeForConditionalGeneration",
             description="Qwen3.6-35B-A3B, FP8 weights (hybrid MoE, 3B active)",
             hf_id="Qwen/Qwen3.6-35B-A3B-FP8",
             served_name="qwen3.6-35b-a3b",
@@ -64,6 +68,7 @@ MODEL_PROFILES: dict[str, ModelProfile] = {
         ),
         ModelProfile(
             name="qwen3-coder-next-fp8",
+            architecture="Qwen3NextForCausalLM",
             description="Qwen3-Coder-Next 80B-A3B, FP8 weights (hybrid MoE, no thinking)",
             hf_id="Qwen/Qwen3-Coder-Next-FP8",
             served_name="qwen3-coder-next",
@@ -79,6 +84,7 @@ MODEL_PROFILES: dict[str, ModelProfile] = {
         ),
         ModelProfile(
             name="qwen3-32b",
+            architecture="Qwen3ForCausalLM",
             description="Qwen3-32B, BF16 weights (dense)",
             hf_id="Qwen/Qwen3-32B",
             served_name="qwen3-32b",
@@ -92,6 +98,7 @@ MODEL_PROFILES: dict[str, ModelProfile] = {
         ),
         ModelProfile(
             name="qwen3-32b-awq",
+            architecture="Qwen3ForCausalLM",
             description="Qwen3-32B, AWQ 4-bit weights (dense)",
             hf_id="Qwen/Qwen3-32B-AWQ",
             served_name="qwen3-32b",
@@ -104,6 +111,7 @@ MODEL_PROFILES: dict[str, ModelProfile] = {
         ),
         ModelProfile(
             name="gpt-oss-120b",
+            architecture="GptOssForCausalLM",
             description="gpt-oss-120b, MXFP4 MoE weights",
             hf_id="openai/gpt-oss-120b",
             served_name="gpt-oss-120b",
@@ -116,6 +124,7 @@ MODEL_PROFILES: dict[str, ModelProfile] = {
         ),
         ModelProfile(
             name="tiny",
+            architecture="Qwen2ForCausalLM",
             description="random-weight Qwen2-style demo model generated locally (gibberish text)",
             hf_id=None,
             served_name="tiny",
