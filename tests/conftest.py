@@ -7,6 +7,7 @@ import pytest
 
 from stackctl.engine.install import EngineInfo, default_engine_dir, install_engine
 from stackctl.errors import StackError
+from tests.support.cuda_engine import CudaEngine, prepare_cuda_engine
 from tests.support.docker_engine import DockerEngine
 from tests.support.docker_engine import docker_engine as docker_engine_for_tests
 from tests.support.local_images import LocalImages, prepare_local_images
@@ -39,6 +40,29 @@ def vllm_engine() -> EngineInfo:
     except StackError as exc:
         message = str(exc)
     pytest.fail(f"vllm_engine: {message}", pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def vllm_cuda_engine() -> Iterator[CudaEngine]:
+    """PyPI's vLLM CUDA build in its own venv, installed by the real `stackctl install-engine
+    --cuda` (first run on a machine: ~2.5 GB download, ~5 min; cached under ~/.cache after).
+    LD_LIBRARY_PATH gains a libcuda stub for the session: this machine has no NVIDIA driver."""
+    try:
+        engine = prepare_cuda_engine()
+    except StackError as exc:
+        message = str(exc)
+    else:
+        previous = os.environ.get("LD_LIBRARY_PATH")
+        os.environ["LD_LIBRARY_PATH"] = engine.environment()["LD_LIBRARY_PATH"]
+        try:
+            yield engine
+        finally:
+            if previous is None:
+                os.environ.pop("LD_LIBRARY_PATH", None)
+            else:
+                os.environ["LD_LIBRARY_PATH"] = previous
+        return
+    pytest.fail(f"vllm_cuda_engine: {message}", pytrace=False)
 
 
 @pytest.fixture(scope="session")

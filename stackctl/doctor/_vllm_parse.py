@@ -1,7 +1,8 @@
 """Run by the *engine's* interpreter (not stackctl's): parse a vLLM command line with vLLM's own
 argument parser and report, as one JSON line on stdout, what vLLM would refuse.
 
-stdin: {"args": [...], "env": [names]}. Imports nothing from stackctl.
+stdin: {"args": [...], "env": [names], "platform": "cuda" | null, "architecture": name | null}.
+Imports nothing from stackctl.
 """
 
 import contextlib
@@ -32,9 +33,33 @@ def _registered(manager_path, class_name):
         return None
 
 
+def _pin_platform(name):
+    """Parse as the CUDA build would on its GPU host. vLLM picks its platform by probing NVML;
+    on a host without a visible GPU (a CI machine, a driver not loaded yet) it finds none, and
+    its config defaults refuse to build. The flags mean the same either way."""
+    if name != "cuda":
+        return
+    from vllm import platforms
+
+    if platforms.resolve_current_platform_cls_qualname().endswith("UnspecifiedPlatform"):
+        from vllm.platforms.cuda import CudaPlatform
+
+        platforms._current_platform = CudaPlatform()
+
+
+def _knows(architecture):
+    if not architecture:
+        return None
+    from vllm.model_executor.models.registry import ModelRegistry
+
+    return architecture in set(ModelRegistry.get_supported_archs())
+
+
 def main():
     request = json.load(sys.stdin)
     import vllm
+
+    _pin_platform(request.get("platform"))
 
     result = {"vllm_version": getattr(vllm, "__version__", "?"), "error": None}
     parser = _parser()
@@ -54,6 +79,7 @@ def main():
         result["unknown_env"] = sorted(name for name in request.get("env", []) if name.startswith("VLLM_") and name not in known)
     except Exception:  # noqa: BLE001
         result["unknown_env"] = []
+    result["architecture_known"] = _knows(request.get("architecture"))
     print(json.dumps(result))
 
 

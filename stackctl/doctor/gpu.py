@@ -13,10 +13,6 @@ MIN_DRIVER = 570
 # Blackwell (sm_100 and up: B200, GB202 = sm_120, GB10 = sm_121) is only supported by the open
 # kernel module; the proprietary one loads, then nvidia-smi finds no device.
 OPEN_MODULE_FROM_MAJOR = 10
-# NGC vLLM images: release (YY.MM) from which a CUDA version ships, and the driver it needs.
-# (CUDA 12.8 brought sm_120; CUDA 13.0 is what the GB10's sm_121 images are built with.)
-_NGC_CUDA = ((25.09, "13.0", 580), (25.01, "12.8", 570), (0.0, "12.6", 560))
-_NGC_TAG = re.compile(r"nvcr\.io/nvidia/[\w-]+:(\d{2})\.(\d{2})")
 
 
 def check_gpu_visible(ctx: DoctorContext) -> CheckResult:
@@ -69,28 +65,35 @@ def check_driver(ctx: DoctorContext) -> CheckResult:
 
 
 def check_cuda_image(ctx: DoctorContext) -> CheckResult:
+    """The image's CUDA (stackctl/profiles/compat.yaml) against the GPU's kernels and the driver."""
+    from stackctl.profiles.compat import best_image, cuda_serves_gpu, image_facts, min_driver
+
     name = "cuda-image"
     if not ctx.config.hardware_profile.has_gpu:
         return ok(name, f"not needed (hardware: {ctx.config.hardware})")
     if ctx.runtime != "compose":
-        return ok(name, f"not used (runtime: {ctx.runtime})")
+        return ok(name, f"not used (runtime: {ctx.runtime}; the engine check covers the native CUDA build)")
     image = str(ctx.services["vllm"].compose.get("image", ""))
-    match = _NGC_TAG.match(image)
-    if not match:
+    facts = image_facts(image)
+    if facts is None:
         return ok(name, f"{image}: not an NGC image, its CUDA version is not checked")
-    release = float(f"{match.group(1)}.{match.group(2)}")
-    cuda, needs_driver = next((cuda, driver) for since, cuda, driver in _NGC_CUDA if release >= since)
+    cuda, needs_driver = facts.cuda, min_driver(facts.cuda)
     found = f"{image}: CUDA {cuda}"
     gpus = ctx.gpu_query.gpus
     sms = {gpu.sm for gpu in gpus if gpu.sm} or ({ctx.config.hardware_profile.sm} - {None})
-    if "sm_121" in sms and cuda < "13.0":
-        return fail(name, f"{found} has no sm_121 (GB10) kernels", "set images.vllm: nvcr.io/nvidia/vllm:25.11-py3 (or newer) in stack.yaml")
-    if "sm_120" in sms and cuda < "12.8":
-        return fail(name, f"{found} has no sm_120 kernels", "set images.vllm: nvcr.io/nvidia/vllm:25.11-py3 (or newer) in stack.yaml")
     major = _major(_driver_version(ctx.facts.driver_version_text(), gpus))
+    architecture = ctx.config.model_profile.architecture
+    for sm in sorted(sms):
+        if not cuda_serves_gpu(cuda, sm):
+            chosen = best_image(architecture, sm, major) or best_image(architecture, sm)
+            target = chosen.reference if chosen else "a newer NGC tag"
+            return fail(name, f"{found} has no {sm} kernels{' (GB10)' if sm == 'sm_121' else ''}",
+                        f"set images.vllm: {target} in stack.yaml")
     if major is not None and major < needs_driver:
+        chosen = best_image(architecture, min(sms) if sms else None, major)
+        other = f", or set images.vllm: {chosen.reference} (runs on driver {major})" if chosen else ""
         return fail(name, f"{found} needs driver >= {needs_driver}, found {major}",
-                    f"install nvidia-driver-{needs_driver}-open and reboot, or pick an older images.vllm in stack.yaml")
+                    f"install nvidia-driver-{needs_driver}-open and reboot{other}")
     return ok(name, found + (f", GPU {', '.join(sorted(sms))}" if sms else ""))
 
 

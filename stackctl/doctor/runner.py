@@ -8,6 +8,7 @@ from pathlib import Path
 
 from stackctl.doctor.context import DoctorContext
 from stackctl.doctor.docker import check_docker, check_mount_propagation
+from stackctl.doctor.engine import check_engine, check_engine_version
 from stackctl.doctor.gpu import check_cuda_image, check_driver, check_gpu_visible
 from stackctl.doctor.host import HostFacts
 from stackctl.doctor.last_start import check_last_start
@@ -38,6 +39,8 @@ CHECKS: tuple[Check, ...] = (
     Check("gpu", check_gpu_visible),
     Check("driver", check_driver),
     Check("cuda-image", check_cuda_image),
+    # The engine against the model's architecture: before any download (table + image labels).
+    Check("engine", check_engine),
     Check("docker", check_docker),
     Check("mount-propagation", check_mount_propagation),
     Check("disk", check_disk),
@@ -50,6 +53,8 @@ CHECKS: tuple[Check, ...] = (
     Check("env-file", check_env_file),
     # Starts the engine's Python and imports vLLM (~10 s): `doctor` only.
     Check("vllm-flags", check_vllm_flags, fast=False),
+    # Runs the local image once to read its vLLM version (seconds): `doctor` only.
+    Check("engine-version", check_engine_version, fast=False),
     # History, not a host trap: `up` must not refuse to retry because the last try failed.
     Check("last-start", check_last_start, fast=False),
 )

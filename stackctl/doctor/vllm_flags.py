@@ -63,14 +63,18 @@ def check_tool_parser(ctx: DoctorContext) -> CheckResult:
 
 def check_vllm_flags(ctx: DoctorContext) -> CheckResult:
     name = "vllm-flags"
-    python = ctx.engine_python or _default_engine_python()
+    gpu = ctx.config.hardware_profile.has_gpu
+    python = ctx.engine_python or _default_engine_python(ctx)
     if python is None or not Path(python).exists():
-        return ok(name, "no vLLM engine venv to parse with (the composed flags are checked when one is installed)")
+        build = "CUDA engine (`stackctl install-engine --cuda`)" if gpu else "engine venv"
+        return ok(name, f"no vLLM {build} to parse with (the composed flags are checked when one is installed)")
     args = _composed_args(ctx)
     env_names = sorted(_engine_environment(ctx))
+    request = {"args": args, "env": env_names, "platform": "cuda" if gpu else None,
+               "architecture": ctx.config.model_profile.architecture}
     try:
         done = subprocess.run(
-            [str(python), str(_PARSE_SCRIPT)], input=json.dumps({"args": args, "env": env_names}),
+            [str(python), str(_PARSE_SCRIPT)], input=json.dumps(request),
             capture_output=True, text=True, timeout=PARSE_TIMEOUT_S, check=False,
         )
         answer = json.loads(done.stdout.strip().splitlines()[-1])
@@ -89,12 +93,17 @@ def check_vllm_flags(ctx: DoctorContext) -> CheckResult:
     reasoning = _flag_value(args, "--reasoning-parser")
     if reasoning and answer.get("reasoning_parsers") is not None and reasoning not in answer["reasoning_parsers"]:
         problems.append(f"reasoning parser '{reasoning}' is not registered")
+    if answer.get("architecture_known") is False:
+        return fail(name, f"vLLM {version} at {python} does not know {request['architecture']} "
+                    "(it would stop with \"Model architectures [...] are not supported for now\")",
+                    "`stackctl install-engine --cuda` installs a vLLM that serves it (stackctl/profiles/compat.yaml)")
     if answer.get("unknown_env"):
         problems.append(f"unknown environment variables {', '.join(answer['unknown_env'])} (vLLM ignores them)")
     if problems:
         return fail(name, f"vLLM {version}: " + "; ".join(problems),
                     "remove them or use names `vllm serve --help` lists")
-    return ok(name, f"vLLM {version} accepts all {len(args)} arguments and {len(env_names)} environment variables")
+    known = f"; its registry knows {request['architecture']}" if answer.get("architecture_known") else ""
+    return ok(name, f"vLLM {version} accepts all {len(args)} arguments and {len(env_names)} environment variables{known}")
 
 
 def _composed_args(ctx: DoctorContext) -> list[str]:
@@ -103,7 +112,15 @@ def _composed_args(ctx: DoctorContext) -> list[str]:
     return vllm_args(ctx.config, model_ref=str(local) if local else None)
 
 
-def _default_engine_python() -> Path | None:
+def _default_engine_python(ctx: DoctorContext) -> Path | None:
+    """GPU stacks are checked by the CUDA build that would serve them (its parser knows the GPU
+    flags and its registry the model), CPU stacks by the CPU build."""
+    if ctx.config.hardware_profile.has_gpu:
+        from stackctl.engine.choice import serving_gpu_engine
+        from stackctl.engine.gpu_install import installed_gpu_engines
+
+        engine = serving_gpu_engine(ctx.config) or next(iter(installed_gpu_engines()), None)
+        return engine.python if engine else None
     info = installed_engine(default_engine_dir())
     return info.python if info else None
 

@@ -34,6 +34,7 @@ sys.exit({code})
 '''
 
 _DOCKER = '''#!{python}
+import json
 import sys
 args = sys.argv[1:]
 if args[:2] == ["system", "info"] or args[:1] == ["info"]:
@@ -51,6 +52,21 @@ if "compose" in args and args[-1] == "version":
 if args[:1] == ["ps"]:
     print("\\n".join({containers!r}))
     sys.exit(0)
+if args[:2] == ["image", "inspect"]:
+    found = {images!r}.get(args[2])
+    if found is None:
+        sys.stderr.write("Error response from daemon: No such image: " + args[2] + "\\n")
+        sys.exit(1)
+    print(json.dumps([found]))
+    sys.exit(0)
+if args[:1] == ["run"] and "python3" in args:
+    image = args[args.index("python3") + 1]
+    version = {image_vllm!r}.get(image)
+    if version is None:
+        sys.stderr.write("ModuleNotFoundError: No module named 'vllm'\\n")
+        sys.exit(1)
+    print(version)
+    sys.exit(0)
 sys.stderr.write("fake docker: unexpected " + " ".join(args) + "\\n")
 sys.exit(1)
 '''
@@ -65,9 +81,12 @@ def executable(directory: Path, name: str, text: str) -> Path:
 
 
 def make_host(tmp_path: Path, host: str | None = None, *, docker: str | None = "absent",
-              compose: str | None = "Docker Compose version v2.40.0", containers: tuple[str, ...] = ()) -> HostFacts:
+              compose: str | None = "Docker Compose version v2.40.0", containers: tuple[str, ...] = (),
+              images: dict[str, dict] | None = None, image_vllm: dict[str, str] | None = None) -> HostFacts:
     """host: a directory under tests/data/doctor/hosts (None: no NVIDIA driver at all).
-    docker: "absent" (no client), None (client, daemon down) or an info JSON file name."""
+    docker: "absent" (no client), None (client, daemon down) or an info JSON file name.
+    images: what `docker image inspect IMAGE` shows for locally present images;
+    image_vllm: what `import vllm; print(vllm.__version__)` prints inside them."""
     root = tmp_path / "host-root"
     bin_dir = tmp_path / "host-bin"
     root.mkdir(parents=True, exist_ok=True)
@@ -81,7 +100,9 @@ def make_host(tmp_path: Path, host: str | None = None, *, docker: str | None = "
             python=sys.executable, fields=",".join(GPU_QUERY_FIELDS), csv=str(sample / "nvidia-smi.csv"), code=code))
     if docker != "absent":
         info = str(DATA / "docker" / docker) if docker else None
-        executable(bin_dir, "docker", _DOCKER.format(python=sys.executable, info=info, compose=compose, containers=list(containers)))
+        executable(bin_dir, "docker", _DOCKER.format(python=sys.executable, info=info, compose=compose,
+                                                     containers=list(containers), images=images or {},
+                                                     image_vllm=image_vllm or {}))
     return HostFacts(root=root, path=str(bin_dir), environ={})
 
 

@@ -18,7 +18,8 @@ def test_rtx_pro_6000_on_the_open_module_with_firmware_passes(tmp_path):
 def test_cuda_13_image_on_a_570_driver_fails(tmp_path):
     ctx = context(make_stack(tmp_path, hardware="rtx-pro-6000"), make_host(tmp_path, "rtx-pro-6000-open-570"))
     image = check_cuda_image(ctx)
-    assert image.status is Status.fail and "CUDA 13.0 needs driver >= 580, found 570" in image.found
+    # The default image (the table's newest tag) is CUDA 13.x: any 13.x needs driver >= 580.
+    assert image.status is Status.fail and "CUDA 13.4.3 needs driver >= 580, found 570" in image.found
     assert "nvidia-driver-580-open" in image.fix
 
 

