@@ -64,7 +64,8 @@ def _layout(ctx: typer.Context) -> StackLayout:
 def init(
     ctx: typer.Context,
     hardware: Annotated[str | None, typer.Option(help="Hardware profile (see `stackctl profiles`).")] = None,
-    model: Annotated[str | None, typer.Option(help="Model profile (see `stackctl profiles`).")] = None,
+    model: Annotated[str | None, typer.Option(
+        help="Model profile (see `stackctl profiles`), hf:ORG/NAME or a model directory (profile derived from its config.json).")] = None,
     runtime: Annotated[RuntimeChoice | None, typer.Option(help="How services run.")] = None,
     hostname: Annotated[str | None, typer.Option(help="Public DNS name, for TLS.")] = None,
     demo: Annotated[bool, typer.Option(help="CPU demo stack: tiny local model, native runtime.")] = False,
@@ -82,6 +83,10 @@ def init(
     choices.setdefault("hardware", "generic")
     choices.setdefault("model", "qwen3.6-27b")
     layout = _layout(ctx)
+    from stackctl.commands.derived_model import derived_model_choices, is_model_reference
+
+    if is_model_reference(choices["model"]):
+        choices.update(derived_model_choices(layout, choices["model"], choices["hardware"], console))
     result = init_stack(layout, choices, force=force)
     verb = "wrote" if result.stack_file_written else "kept existing"
     console.print(f"{verb} {layout.stack_file}")
@@ -123,7 +128,7 @@ def profiles() -> None:
         hardware.add_row(profile.name, profile.description, utilization)
     models = Table("model", "description", "tool parser", "reasoning parser", title="Model profiles")
     for model in MODEL_PROFILES.values():
-        models.add_row(model.name, model.description, model.tool_call_parser, model.reasoning_parser or "-")
+        models.add_row(model.name, model.description, model.tool_call_parser or "-", model.reasoning_parser or "-")
     console.print(hardware)
     console.print(models)
 

@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from stackctl.errors import ConfigError
 from stackctl.profiles import HARDWARE_PROFILES, MODEL_PROFILES, HardwareProfile, ModelProfile
+from stackctl.profiles.custom import CustomModel
 
 STACK_FILE = "stack.yaml"
 # Every service and the `ports:` keys it listens on (nginx's https only with TLS).
@@ -104,6 +105,9 @@ class WebSearchOptions(_Strict):
 class StackConfig(_Strict):
     hardware: str = "generic"
     model: str = "qwen3.6-27b"
+    # Model profiles of this stack's own (e.g. derived from a Hugging Face config.json by
+    # `stackctl init --model hf:ORG/NAME`); `model` may name one of them.
+    models: dict[str, CustomModel] = Field(default_factory=dict)
     runtime: Literal["compose", "native"] = "compose"
     # The Compose project: containers are PROJECT-SERVICE-1, volumes PROJECT_NAME.
     project: str = "stackctl"
@@ -173,13 +177,6 @@ class StackConfig(_Strict):
             raise ValueError(f"unknown profile '{name}'; allowed: {', '.join(HARDWARE_PROFILES)}")
         return name
 
-    @field_validator("model")
-    @classmethod
-    def _known_model(cls, name: str) -> str:
-        if name not in MODEL_PROFILES:
-            raise ValueError(f"unknown profile '{name}'; allowed: {', '.join(MODEL_PROFILES)}")
-        return name
-
     @field_validator("start_timeouts")
     @classmethod
     def _known_services(cls, timeouts: dict[str, float]) -> dict[str, float]:
@@ -192,6 +189,10 @@ class StackConfig(_Strict):
 
     @model_validator(mode="after")
     def _coherent(self) -> StackConfig:
+        if self.model not in MODEL_PROFILES and self.model not in self.models:
+            allowed = ", ".join([*MODEL_PROFILES, *self.models])
+            raise ValueError(f"model: unknown profile '{self.model}'; allowed: {allowed} "
+                             "(or `stackctl init --model hf:ORG/NAME` to derive one)")
         reason = self.hardware_profile.unsupported_reason(self.model_profile.quantization)
         if reason:
             raise ValueError(f"model '{self.model}' cannot run on hardware '{self.hardware}': {reason}")
@@ -218,6 +219,8 @@ class StackConfig(_Strict):
 
     @property
     def model_profile(self) -> ModelProfile:
+        if self.model in self.models:
+            return self.models[self.model].profile(self.model)
         return MODEL_PROFILES[self.model]
 
     @property

@@ -29,10 +29,10 @@ def vllm_args(config: StackConfig, *, model_ref: str | None = None) -> list[str]
         "--dtype", hardware.dtype,
         "--max-model-len", str(options.max_model_len or model.max_model_len),
         "--max-num-seqs", str(options.max_num_seqs or model.max_num_seqs),
-        "--enable-auto-tool-choice",
-        "--tool-call-parser", model.tool_call_parser,
         "--enable-prefix-caching",
     ]
+    if model.tool_call_parser:
+        args += ["--enable-auto-tool-choice", "--tool-call-parser", model.tool_call_parser]
     if model.reasoning_parser:
         args += ["--reasoning-parser", model.reasoning_parser]
     if model.kv_cache_dtype:

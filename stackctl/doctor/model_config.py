@@ -185,7 +185,8 @@ def _parameters_and_bytes(config: dict, text: dict, kinds: list[str]) -> tuple[i
         conv_dim = 2 * key_dim + value_dim
         recurrent = (hidden * conv_dim + hidden * value_dim + 2 * hidden * int(text["linear_num_value_heads"])
                      + conv_dim * int(text.get("linear_conv_kernel_dim", 4)) + value_dim * hidden)
-    experts = int(text.get("num_experts") or text.get("num_local_experts") or 0)
+    experts = int(text.get("num_experts") or text.get("num_local_experts") or text.get("n_routed_experts")
+                  or text.get("num_routed_experts") or 0)
     if experts:
         expert_size = int(text.get("moe_intermediate_size") or text["intermediate_size"])
         expert_params = experts * 3 * hidden * expert_size
@@ -207,12 +208,18 @@ def _parameters_and_bytes(config: dict, text: dict, kinds: list[str]) -> tuple[i
     small = layers * (router + 2 * hidden) + hidden
     parameters = embeddings + expert_total + other_linear + small
 
-    method = str((config.get("quantization_config") or text.get("quantization_config") or {}).get("quant_method", "")).lower()
+    quantization = config.get("quantization_config") or text.get("quantization_config") or {}
+    method = str(quantization.get("quant_method", "")).lower()
     base = _DTYPE_BYTES.get(str(text.get("torch_dtype") or config.get("torch_dtype") or "bfloat16"), 2.0)
     if method == "mxfp4":  # gpt-oss: MoE experts in MXFP4, everything else BF16
         weight_bytes = expert_total * _DTYPE_BYTES["mxfp4"] + (parameters - expert_total) * base
     elif method == "fp8":  # linear layers in FP8; embeddings, lm_head, routers and norms stay BF16
         weight_bytes = (expert_total + other_linear) * 1.0 + (embeddings + small) * base
+    elif method in {"gptq", "awq"}:  # packed N-bit linear layers plus one fp16 scale (and zero) per group
+        bits = int(quantization.get("bits") or quantization.get("w_bit") or 4)
+        group = int(quantization.get("group_size") or quantization.get("q_group_size") or 128)
+        per_weight = bits / 8 + (2 + bits / 8) / max(1, group if group > 0 else 4096)
+        weight_bytes = (expert_total + other_linear) * per_weight + (embeddings + small) * base
     else:
         weight_bytes = parameters * base
     return int(parameters), int(weight_bytes)

@@ -18,7 +18,8 @@ class ModelProfile:
     max_model_len: int
     max_num_seqs: int
     # Qwen3 coder-style XML tool calls need `qwen3_coder`; `hermes` silently drops them.
-    tool_call_parser: str
+    # None: no tool calling until one is chosen (a derived model of an unknown family).
+    tool_call_parser: str | None
     reasoning_parser: str | None
     kv_cache_dtype: str | None = None
     # Hybrid (Gated DeltaNet / Mamba) models keep one fixed state slot per sequence: vLLM
