@@ -39,9 +39,9 @@ _mount_proxy()
 
 
 def _register_commands() -> None:
-    from stackctl.commands import doctor, install_engine, monitoring, systemd, tls
+    from stackctl.commands import doctor, install_engine, monitoring, pull, systemd, tls
 
-    for module in (doctor, monitoring, tls, systemd, install_engine):
+    for module in (doctor, monitoring, tls, systemd, install_engine, pull):
         module.register(app)
 
 
@@ -180,6 +180,13 @@ def up(
 
         with console.status("preparing the vLLM engine") as spinner:
             ensure_native_engine(stack.config, lambda message: spinner.update(f"engine: {message}"))
+    if any(service.name == "vllm" for service in services):
+        # Weights staged as their own stage: vLLM's health gate then times only the loading.
+        from stackctl.commands.pull import report, staged_with_progress
+
+        staged = staged_with_progress(stack.config, stack.layout, console)
+        if staged is not None:
+            report(staged, console)
     try:
         with console.status("starting") as spinner:
             runner.up(services, lambda event: _show_event(event, spinner))

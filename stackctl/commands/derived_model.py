@@ -3,6 +3,7 @@ choice with its reason, and hand init the stack.yaml settings that hold it."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from rich.console import Console
@@ -24,7 +25,9 @@ def derived_model_choices(layout: StackLayout, reference: str, hardware: str, co
     if hardware not in HARDWARE_PROFILES:
         raise ConfigError(f"unknown hardware profile '{hardware}'; allowed: {', '.join(HARDWARE_PROFILES)}")
     token = read_env(layout.env_file).get("HF_TOKEN") if layout.env_file.exists() else None
-    hf_cache = Path(str(StackConfig.model_fields["hf_cache"].default)).expanduser()
+    # HF_HOME, where set, is the cache this host already uses: the stack mounts the same one.
+    hf_home = os.environ.get("HF_HOME", "").strip()
+    hf_cache = Path(hf_home or str(StackConfig.model_fields["hf_cache"].default)).expanduser()
     source = load_source(reference, hf_cache=hf_cache, token=token)
     derivation = derive_profile(source, HARDWARE_PROFILES[hardware])
     console.print(f"model profile '{derivation.name}' derived from {source.reference}'s config.json "
@@ -37,6 +40,8 @@ def derived_model_choices(layout: StackLayout, reference: str, hardware: str, co
         "model": derivation.name,
         "models": {derivation.name: derivation.model.model_dump(mode="json", exclude_defaults=True)},
     }
+    if hf_home:
+        settings["hf_cache"] = hf_home
     if not reference.startswith(HF_PREFIX):
         settings["vllm"] = {"model_path": source.reference}
     return settings

@@ -4,6 +4,7 @@ the stack's HF cache, a few KB) or a local directory."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from stackctl.errors import ConfigError, StackError
@@ -53,7 +54,9 @@ def _hub_file(repo_id: str, filename: str, hf_cache: Path, token: str | None, *,
     )
 
     try:
-        return Path(hf_hub_download(repo_id, filename, cache_dir=hf_cache / "hub", token=token or None))
+        endpoint = os.environ.get("HF_ENDPOINT", "").strip() or None  # read now, not at import
+        return Path(hf_hub_download(repo_id, filename, cache_dir=hf_cache / "hub", token=token or None,
+                                    endpoint=endpoint))
     except GatedRepoError:
         raise StackError(f"{repo_id} is gated: accept its terms at https://huggingface.co/{repo_id}, then put "
                          "HF_TOKEN=<your token> in .env and run this again") from None
