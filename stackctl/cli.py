@@ -126,11 +126,19 @@ def profiles() -> None:
     for profile in HARDWARE_PROFILES.values():
         utilization = f"{profile.gpu_memory_utilization:.2f}" if profile.gpu_memory_utilization else "-"
         hardware.add_row(profile.name, profile.description, utilization)
-    models = Table("model", "description", "tool parser", "reasoning parser", title="Model profiles")
+    from stackctl.profiles.compat import engine_needs
+
+    models = Table("model", "description", "needs", "NGC image", "native", "tool parser", "reasoning parser",
+                   title="Model profiles (engine: stackctl/profiles/compat.yaml)")
     for model in MODEL_PROFILES.values():
-        models.add_row(model.name, model.description, model.tool_call_parser or "-", model.reasoning_parser or "-")
+        needs = engine_needs(model.architecture) if model.gpu_only else None
+        models.add_row(model.name, model.description, needs.floor if needs else "vllm-cpu",
+                       needs.image if needs else "stackctl/vllm-cpu", needs.native if needs else "vllm-cpu",
+                       model.tool_call_parser or "-", model.reasoning_parser or "-")
     console.print(hardware)
     console.print(models)
+    console.print("NGC image: the newest tag in the table whose vLLM serves the model (images.vllm overrides it); "
+                  "native: the PyPI vLLM `install-engine` pins. `init --model hf:ORG/NAME` derives any other model.")
 
 
 @secrets_app.command("rotate")

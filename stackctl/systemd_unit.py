@@ -59,6 +59,8 @@ def render_unit(layout: StackLayout, runtime: str, *, stackctl: list[str] | None
             # service_healthy keeps the start order of `stackctl up`.
             "Type=simple",
             f"ExecStartPre={_join([*base, 'render'])}",
+            # The weights first, resumable: Compose's vLLM then only loads them.
+            f"ExecStartPre={_join([*base, 'pull'])}",
             f"ExecStart={_join([*compose, 'up', '--remove-orphans'])}",
             f"ExecStop={_join([*compose, 'stop'])}",
         ]
@@ -71,6 +73,10 @@ def render_unit(layout: StackLayout, runtime: str, *, stackctl: list[str] | None
             # cgroup, and systemd restarts the unit when they are all gone.
             "Type=forking",
             "GuessMainPID=no",
+            # The engine venv (CPU or CUDA build, by stack.yaml) and the weights, each a no-op
+            # once there; `up` would do both, this makes them visible as their own steps.
+            f"ExecStartPre={_join([*base, 'install-engine'])}",
+            f"ExecStartPre={_join([*base, 'pull'])}",
             f"ExecStart={_join([*base, 'up', '--runtime', 'native'])}",
             f"ExecStop={_join([*base, 'down', '--runtime', 'native'])}",
         ]
@@ -79,8 +85,10 @@ def render_unit(layout: StackLayout, runtime: str, *, stackctl: list[str] | None
         f"EnvironmentFile={layout.env_file}",
         "Restart=always",
         "RestartSec=10",
-        # The first start downloads and loads the model (vLLM's own gate allows 30 minutes).
-        "TimeoutStartSec=2400",
+        # The first start downloads the engine and the weights (tens of GB, at the network's pace)
+        # before vLLM loads them; each step bounds itself (huggingface_hub's timeouts, vLLM's
+        # health gate), so systemd adds no limit of its own that would kill a healthy download.
+        "TimeoutStartSec=infinity",
         "TimeoutStopSec=120",
     ]
     if user:

@@ -17,7 +17,7 @@ from rich.progress import (
 from stackctl.commands._layout import layout_of
 from stackctl.config import StackConfig, load_stack_config
 from stackctl.layout import StackLayout
-from stackctl.pull import PullProgress, PullResult, pull_weights, size_text, stage_weights
+from stackctl.pull import PullProgress, PullResult, size_text, stage_weights
 
 
 def register(app: typer.Typer) -> None:
@@ -29,14 +29,15 @@ def pull(ctx: typer.Context) -> None:
     layout = layout_of(ctx)
     config = load_stack_config(layout.stack_file)
     console = Console(highlight=False, soft_wrap=True)
-    result = staged_with_progress(config, layout, console, stage=False)
-    assert result is not None
+    result = staged_with_progress(config, layout, console)
+    if result is None:
+        console.print(f"model '{config.model}' is served from a local directory: nothing to pull")
+        return
     report(result, console)
 
 
-def staged_with_progress(config: StackConfig, layout: StackLayout, console: Console, *,
-                         stage: bool = True) -> PullResult | None:
-    """Pull (or, for `up`, stage: skip local models) with one progress bar for the whole repo."""
+def staged_with_progress(config: StackConfig, layout: StackLayout, console: Console) -> PullResult | None:
+    """Stage the weights (None: served from a local directory) with one progress bar."""
     columns = (TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
                TextColumn("ETA"), TimeRemainingColumn())
     with Progress(*columns, console=console, transient=True) as progress:
@@ -45,9 +46,7 @@ def staged_with_progress(config: StackConfig, layout: StackLayout, console: Cons
         def update(step: PullProgress) -> None:
             progress.update(task, completed=step.done_bytes, total=step.total_bytes or None)
 
-        if stage:
-            return stage_weights(config, layout, update)
-        return pull_weights(config, layout, update)
+        return stage_weights(config, layout, update)
 
 
 def report(result: PullResult, console: Console) -> None:

@@ -208,3 +208,21 @@ def _base(text: str) -> Version:
     release they lead to."""
     parsed = version(text.split("+", 1)[0])
     return Version(parsed.base_version)
+
+
+@dataclass(frozen=True)
+class EngineNeeds:
+    """What a model profile needs of its engine, for `stackctl profiles`."""
+
+    floor: str  # "vLLM >= 0.17.0", or "-" when not in the table
+    image: str  # the NGC tag a fresh init renders for it ("-" when none serves it)
+    native: str  # the PyPI vLLM install-engine pins for it ("-" when none serves it)
+
+
+def engine_needs(architecture: str | None, sm: str | None = None) -> EngineNeeds:
+    floor = architecture_floor(architecture)
+    image = best_image(architecture, sm)
+    wheel = best_pypi_vllm(architecture)
+    return EngineNeeds(f"vLLM >= {floor.vllm}" if floor else "-",
+                       f"{image.tag} (vLLM {image.vllm})" if image else "-",
+                       f"vllm {wheel.version}" if wheel else "-")

@@ -92,3 +92,25 @@ def test_rendered_gpu_stack_uses_the_chosen_image_and_images_vllm_still_override
     assert vllm_image(spark) == default_vllm_image(config.hardware_profile, config.model_profile)
     pinned = "registry.internal/nvidia/vllm:26.05.post1-py3"
     assert vllm_image({**spark, "images": {"vllm": pinned}}) == pinned
+
+
+def test_profiles_shows_the_engine_each_model_needs(tmp_path):
+    from tests.support.cli import run_cli
+
+    done = run_cli("profiles", cwd=tmp_path, env={"COLUMNS": "250"})
+    assert done.returncode == 0, done.stderr
+    row = next(line for line in done.stdout.splitlines() if "qwen3.6-35b-a3b-fp8" in line)
+    newest = compat.newest_image()
+    assert "vLLM >= 0.17.0" in row and f"{newest.tag} (vLLM {newest.vllm})" in row
+    assert f"vllm {compat.best_pypi_vllm(QWEN36).version}" in row
+
+
+def test_the_compose_unit_stages_the_weights_before_compose_starts(tmp_path):
+    from stackctl.layout import StackLayout
+    from stackctl.systemd_unit import render_unit
+
+    unit = render_unit(StackLayout(tmp_path), "compose")
+    lines = unit.splitlines()
+    pull = next(index for index, line in enumerate(lines) if line.startswith("ExecStartPre=") and line.endswith(" pull"))
+    start = next(index for index, line in enumerate(lines) if line.startswith("ExecStart="))
+    assert pull < start and "TimeoutStartSec=infinity" in lines
