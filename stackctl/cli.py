@@ -190,6 +190,9 @@ def up(
             ensure_native_engine(stack.config, lambda message: spinner.update(f"engine: {message}"))
     if any(service.name == "vllm" for service in services):
         # Weights staged as their own stage: vLLM's health gate then times only the loading.
+        # A runtime that cannot start anything says so before a download of tens of GB.
+        if hasattr(runner, "check_available"):
+            runner.check_available()
         from stackctl.commands.pull import report, staged_with_progress
 
         staged = staged_with_progress(stack.config, stack.layout, console)

@@ -54,9 +54,10 @@ def prepare_cuda_engine() -> CudaEngine:
     engine_dir = TEST_HOME / "engines" / f"vllm-cuda-{pin}"
     info = installed_gpu_engine(engine_dir)
     if info is None:
+        TEST_HOME.mkdir(parents=True, exist_ok=True)
         done = subprocess.run(
             [sys.executable, "-m", "stackctl", "install-engine", "--cuda", "--vllm", pin],
-            env={**os.environ, "STACKCTL_HOME": str(TEST_HOME)}, cwd=TEST_HOME.parent,
+            env={**os.environ, "STACKCTL_HOME": str(TEST_HOME)}, cwd=TEST_HOME,
             capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S, check=False,
         )
         info = installed_gpu_engine(engine_dir)
