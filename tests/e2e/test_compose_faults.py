@@ -45,7 +45,7 @@ def test_bad_vllm_flag_shows_the_log_tail_and_a_hint_and_leaves_nothing(compose_
     line = error_line(result)
     assert "vllm exited during start" in line and "stackctl logs vllm" in line
     assert "unrecognized arguments: --no-such-flag" in result.stderr  # the log tail
-    assert "hint:" in result.stderr and "vllm.extra_args" in result.stderr
+    assert "fix:" in result.stderr and "vllm.extra_args" in result.stderr, result.stderr
     assert project_containers(stack) == []
 
 
