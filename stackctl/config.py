@@ -13,6 +13,8 @@ from stackctl.errors import ConfigError
 from stackctl.profiles import HARDWARE_PROFILES, MODEL_PROFILES, HardwareProfile, ModelProfile
 
 STACK_FILE = "stack.yaml"
+# How the services run (stackctl.runtime turns the name into the object that runs them).
+RuntimeName = Literal["compose", "native"]
 # Every service and the `ports:` keys it listens on (nginx's https only with TLS).
 SERVICE_PORTS: dict[str, tuple[str, ...]] = {
     "vllm": ("vllm",),
@@ -104,7 +106,7 @@ class WebSearchOptions(_Strict):
 class StackConfig(_Strict):
     hardware: str = "generic"
     model: str = "qwen3.6-27b"
-    runtime: Literal["compose", "native"] = "compose"
+    runtime: RuntimeName = "compose"
     # The Compose project: containers are PROJECT-SERVICE-1, volumes PROJECT_NAME.
     project: str = "stackctl"
     # Service -> image, replacing the fragment's (mirrors, pinned digests, air-gapped hosts).

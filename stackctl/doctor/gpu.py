@@ -72,8 +72,8 @@ def check_cuda_image(ctx: DoctorContext) -> CheckResult:
     name = "cuda-image"
     if not ctx.config.hardware_profile.has_gpu:
         return ok(name, f"not needed (hardware: {ctx.config.hardware})")
-    if ctx.runtime != "compose":
-        return ok(name, f"not used (runtime: {ctx.runtime})")
+    if not ctx.runtime.needs_docker:
+        return ok(name, f"not used (runtime: {ctx.runtime.name})")
     image = str(ctx.services["vllm"].compose.get("image", ""))
     match = _NGC_TAG.match(image)
     if not match:
@@ -91,7 +91,7 @@ def check_cuda_image(ctx: DoctorContext) -> CheckResult:
     if major is not None and major < needs_driver:
         return fail(name, f"{found} needs driver >= {needs_driver}, found {major}",
                     f"install nvidia-driver-{needs_driver}-open and reboot, or pick an older images.vllm in stack.yaml")
-    return ok(name, found + (f", GPU {', '.join(sorted(sms))}" if sms else ""))
+    return ok(name, found + (f", GPU {', '.join(sorted(sm for sm in sms if sm))}" if sms else ""))
 
 
 def _driver_version(version_text: str | None, gpus: tuple[GpuInfo, ...]) -> str | None:

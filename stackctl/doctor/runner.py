@@ -75,7 +75,3 @@ def run_checks(
                            "report this as a stackctl bug, with `stackctl doctor --json`")
         results += outcome if isinstance(outcome, list) else [outcome]
     return results
-
-
-def failed(results: list[CheckResult]) -> list[CheckResult]:
-    return [result for result in results if result.status is Status.fail]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import socket
 import time
@@ -17,8 +18,14 @@ from stackctl.envfile import read_env
 from stackctl.errors import StackError
 from stackctl.health import ProbeResult, probe, wait_until_healthy
 from stackctl.interpolate import interpolate
-from stackctl.render import render_project
-from stackctl.runtime.base import ServiceEvent, ServiceStartFailed, ServiceStatus
+from stackctl.runtime.base import (
+    ModelLocation,
+    OnEvent,
+    Runtime,
+    ServiceEvent,
+    ServiceStartFailed,
+    ServiceStatus,
+)
 from stackctl.runtime.processes import (
     ProcessRecord,
     is_running,
@@ -29,7 +36,7 @@ from stackctl.runtime.processes import (
     uptime_s,
 )
 from stackctl.services import Service, environment_mapping
-from stackctl.stack import Stack
+from stackctl.tls.nginx import native_nginx_reload_argv, reload_native_nginx
 
 # vLLM frees its KV cache and workers on SIGTERM; give it longer than the small services.
 STOP_GRACE_S = {"vllm": 30.0}
@@ -42,11 +49,72 @@ PACKAGE_HINTS = {
     "grafana": "Grafana's apt repository (grafana package), or set services.grafana: false",
 }
 
-class NativeRuntime:
-    def __init__(self, stack: Stack) -> None:
-        self.stack = stack
-        self.layout = stack.layout
-        self.records_dir = self.layout.state / "pids"
+class NativeRuntime(Runtime):
+    """Each fragment's `x-stackctl.native` command as a supervised local process."""
+
+    name = "native"
+    needs_docker = False
+    privileged_ports_need_root = True
+    inherits_shell_environment = True
+
+    @property
+    def records_dir(self) -> Path:
+        return self.layout.state / "pids"
+
+    # -- rendering ---------------------------------------------------------------------------
+
+    def template_paths(self) -> dict[str, str]:
+        return {"rendered": str(self.layout.rendered), "data": str(self.layout.data), "state": str(self.layout.state)}
+
+    def model_location(self, local_model: Path | None) -> ModelLocation:
+        return ModelLocation(str(local_model) if local_model else None)
+
+    def acme_webroot(self) -> str:
+        return str(self.layout.data / "acme")
+
+    def certificate_root(self) -> None:
+        return None  # nginx reads certbot's directory where it is
+
+    @property
+    def nginx_user(self) -> str | None:
+        # As root, nginx's workers would otherwise run as `nobody`, who cannot read the stack's files.
+        return "root" if os.geteuid() == 0 else None
+
+    # -- nginx, systemd ----------------------------------------------------------------------
+
+    def reload_nginx(self) -> None:
+        reload_native_nginx(self.layout)
+
+    def certificate_deploy_hook(self) -> str:
+        # Stored in renewal/<domain>.conf: every renewal (Debian's certbot.timer, `certbot renew`)
+        # reloads nginx, which otherwise serves the old certificate from memory until it expires.
+        return shlex.join(native_nginx_reload_argv(self.layout))
+
+    def renewal_note(self) -> str:
+        return self.certificate_deploy_hook()
+
+    def systemd_service_lines(self, stackctl: list[str], docker: str) -> list[str]:
+        return [
+            "After=network-online.target",
+            "",
+            "[Service]",
+            # `stackctl up` returns once every service is healthy; the services stay in this unit's
+            # cgroup, and systemd restarts the unit when they are all gone.
+            "Type=forking",
+            "GuessMainPID=no",
+            f"ExecStart={shlex.join([*stackctl, 'up', '--runtime', 'native'])}",
+            f"ExecStop={shlex.join([*stackctl, 'down', '--runtime', 'native'])}",
+        ]
+
+    # -- running -----------------------------------------------------------------------------
+
+    def prepare(self, services: list[Service], on_progress: Callable[[str], None]) -> None:
+        """vLLM runs from a venv of its own: the CPU build (and the demo model) are installed on
+        first use; a GPU host brings its own."""
+        if any(service.name == "vllm" for service in services):
+            from stackctl.runtime.native_engine import ensure_native_engine
+
+            ensure_native_engine(self.config, on_progress)
 
     # -- records ---------------------------------------------------------------------------
 
@@ -69,11 +137,13 @@ class NativeRuntime:
 
     # -- up --------------------------------------------------------------------------------
 
-    def up(self, services: list[Service], on_event: Callable[[ServiceEvent], None] = lambda _event: None) -> None:
+    def up(self, services: list[Service], on_event: OnEvent = lambda _event: None) -> None:
         """Start what is not healthy, in order, each behind its gate. On failure, stop what this
         call started and raise ServiceStartFailed (log tail + hint)."""
+        from stackctl.render import render_project
+
         self._prepare_directories()
-        render_project(self.stack.config, self.layout, runtime="native")
+        render_project(self.config, self.layout, self)
         variables = {**read_env(self.layout.env_file), **os.environ}
         running = {service.name for service in services if self._is_running(service.name)}
         to_start = [service for service in services if service.name not in running]
@@ -107,7 +177,7 @@ class NativeRuntime:
         log_file = self.layout.logs / f"{service.name}.log"
         return start_process(service.name, list(service.native.argv), environment, log_file, self.layout.state)
 
-    def _wait_healthy(self, service: Service, on_event: Callable[[ServiceEvent], None]) -> None:
+    def _wait_healthy(self, service: Service, on_event: OnEvent) -> None:
         record = self.record(service.name)
         if record is None or service.health is None:
             return
@@ -118,7 +188,7 @@ class NativeRuntime:
 
         result = wait_until_healthy(
             service.health, service.start_timeout, is_alive=lambda: is_running(record), on_tick=tick,
-            api_key=self._api_key(), served_name=self.stack.config.served_name,
+            api_key=self.vllm_api_key(), served_name=self.config.served_name,
         )
         if result.healthy:
             on_event(ServiceEvent(service, "healthy", detail=result.detail))
@@ -129,7 +199,7 @@ class NativeRuntime:
         detail = "" if exited else f" (last check: {result.detail})"
         raise ServiceStartFailed(
             f"{service.name} {what}{detail}; full log: {log_file}", log_tail, service=service.name,
-            diagnosis=diagnose_service_log(service.name, log_tail, self.stack.config),
+            diagnosis=diagnose_service_log(service.name, log_tail, self.config),
         )
 
     def _preflight(self, services: list[Service]) -> None:
@@ -212,10 +282,8 @@ class NativeRuntime:
     def _probe(self, service: Service) -> ProbeResult:
         if service.health is None:
             return ProbeResult(True, "no health gate")
-        return probe(service.health, api_key=self._api_key(), served_name=self.stack.config.served_name)
+        return probe(service.health, api_key=self.vllm_api_key(), served_name=self.config.served_name)
 
-    def _api_key(self) -> str | None:
-        return os.environ.get("VLLM_API_KEY") or read_env(self.layout.env_file).get("VLLM_API_KEY") or None
 
 
 def service_port(service: Service) -> int | None:

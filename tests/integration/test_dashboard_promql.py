@@ -8,7 +8,7 @@ import yaml
 
 from stackctl.monitoring import queries as q
 from stackctl.monitoring.dashboard import build_dashboard
-from tests.integration.processes import require
+from tests.support.processes import require
 
 pytestmark = pytest.mark.integration
 

