@@ -13,7 +13,6 @@ from tests.support.docker_engine import docker_engine as docker_engine_for_tests
 from tests.support.local_images import LocalImages, prepare_local_images
 from tests.support.vllm_server import VllmServer, running_vllm
 
-
 TESTS = Path(__file__).resolve().parent
 # Real services, engines and the whole stack: `pytest -m "not slow"` leaves them out (the README's
 # test command runs everything).

@@ -19,7 +19,7 @@ from stackctl.doctor.network import (
     check_nginx_upstreams,
     check_ports,
 )
-from stackctl.doctor.result import CheckResult, Status, fail
+from stackctl.doctor.result import CheckResult, fail
 from stackctl.doctor.vllm_flags import check_tool_parser, check_vllm_flags
 from stackctl.stack import Stack
 

@@ -206,7 +206,8 @@ class ComposeRuntime(Runtime):
         result = wait_until_healthy(
             service.health, service.start_timeout, is_alive=watch.is_alive, confirm=watch.docker_health,
             api_key=self.vllm_api_key(), served_name=self.config.served_name,
-            on_tick=lambda elapsed, probe_result: on_event(ServiceEvent(service, "waiting", elapsed, probe_result.detail)),
+            on_tick=lambda elapsed, probe_result: fresh and on_event(
+                ServiceEvent(service, "waiting", elapsed, probe_result.detail)),
         )
         if result.healthy:
             on_event(ServiceEvent(service, "healthy" if fresh else "running", detail=result.detail))

@@ -7,6 +7,7 @@ import json
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import ClassVar
 
 import pytest
 
@@ -19,7 +20,7 @@ class Engine(BaseHTTPRequestHandler):
 
     health_status = 200
     completion_status = 200
-    seen_keys: list[str] = []
+    seen_keys: ClassVar[list[str]] = []
 
     def do_GET(self) -> None:
         self.seen_keys.append(self.headers.get("Authorization", ""))

@@ -32,6 +32,7 @@ LEN, LEN_FLAG = "vllm.max_model_len", "--max-model-len"
 SEQS, SEQS_FLAG = "vllm.max_num_seqs", "--max-num-seqs"
 EXTRA = "vllm.extra_args"
 from stackctl.profiles.engines import DEFAULT_VLLM_IMAGE as NGC
+
 SHM = Expect(C.shm_too_small)
 
 EXPECTED: dict[str, Expect] = {
