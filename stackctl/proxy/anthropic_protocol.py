@@ -13,7 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_serializer
 
 
 class _Lenient(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    # allow_inf_nan: a number too big for a float (1e999) is a client error, not a temperature.
+    model_config = ConfigDict(extra="ignore", allow_inf_nan=False)
 
 
 class TextBlock(_Lenient):

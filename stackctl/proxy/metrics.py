@@ -59,6 +59,14 @@ class ProxyMetrics:
         )
         for outcome in SEARCH_OUTCOMES:
             self.web_searches.labels(outcome)
+        self.rejections = Counter(
+            "stackctl_proxy_rejections",
+            "Requests turned away before reaching the backend, by reason (concurrent, "
+            "requests_per_minute, tokens_per_minute: the key's limits; backend_queue: "
+            "back-pressure) and API key name.",
+            ["reason", "key"],
+            registry=self.registry,
+        )
 
     def render(self) -> bytes:
         return generate_latest(self.registry)
@@ -75,6 +83,7 @@ class RequestTimer:
     metrics: ProxyMetrics
     route: str
     key: str = "unauthenticated"
+    reported_tokens: int = 0  # prompt + completion, as the backend reported them
     started: float = field(default_factory=time.perf_counter)
     _first_event: bool = False
     _ended: bool = False
@@ -85,6 +94,7 @@ class RequestTimer:
             self.metrics.ttft.labels(self.route).observe(time.perf_counter() - self.started)
 
     def tokens(self, prompt: int, completion: int) -> None:
+        self.reported_tokens += prompt + completion
         if prompt:
             self.metrics.tokens.labels("in", self.key).inc(prompt)
         if completion:
