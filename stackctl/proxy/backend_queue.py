@@ -71,8 +71,8 @@ def waiting_requests(metrics_text: str) -> float | None:
     lines = [
         line
         for line in metrics_text.splitlines()
-        if line.startswith(WAITING_METRIC) and line[len(WAITING_METRIC) : len(WAITING_METRIC) + 1]
-        in ("{", " ")
+        if line.startswith(WAITING_METRIC)
+        and line[len(WAITING_METRIC) : len(WAITING_METRIC) + 1] in ("{", " ")
     ]
     if not lines:
         return None

@@ -125,4 +125,3 @@ def _relayed(content: bytes, status: int, headers: Mapping[str, str]) -> Respons
         status_code=status,
         media_type=headers.get("content-type", "application/json"),
     )
-

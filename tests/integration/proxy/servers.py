@@ -116,7 +116,10 @@ class KeptAliveConnection:
         self._socket: socket.socket | None = None
 
     def request(
-        self, method: str, path: str, body: bytes | Iterator[bytes] | None = None,
+        self,
+        method: str,
+        path: str,
+        body: bytes | Iterator[bytes] | None = None,
         headers: dict[str, str] | None = None,
     ) -> Reply:
         headers = dict(headers or {})
@@ -125,8 +128,11 @@ class KeptAliveConnection:
         elif body is not None:
             headers["transfer-encoding"] = "chunked"
         self._connection.request(
-            method, path, body=body, headers=headers, encode_chunked=body is not None
-            and not isinstance(body, bytes)
+            method,
+            path,
+            body=body,
+            headers=headers,
+            encode_chunked=body is not None and not isinstance(body, bytes),
         )
         response = self._connection.getresponse()
         data = response.read()

@@ -39,7 +39,12 @@ def hostile_bodies(route: str) -> Iterator[tuple[str, bytes, str | None, int | N
     yield "JSON array", b"[1, 2]", json_type, 400
     yield "trailing garbage", _with(route) + b"}", json_type, 400
     yield "NaN", _with(route)[:-1] + b', "temperature": NaN}', json_type, None
-    yield "huge integer", _with(route)[:-1] + b', "max_tokens": ' + b"9" * 5000 + b"}", json_type, 400
+    yield (
+        "huge integer",
+        _with(route)[:-1] + b', "max_tokens": ' + b"9" * 5000 + b"}",
+        json_type,
+        400,
+    )
     yield "1e999", _with(route)[:-1] + b', "temperature": 1e999}', json_type, None
     yield "text/plain", _with(route), "text/plain", 415
     yield "form", b"model=x&messages=y", "application/x-www-form-urlencoded", 415
@@ -92,7 +97,9 @@ def test_hostile_body_gets_a_proper_error_and_keeps_the_connection(
     if status is not None:
         assert reply.status == status, reply.body[:300]
     # The same connection serves the next client request.
-    normal = connection.request("POST", route, json.dumps(VALID[route]).encode(), headers_for(ALICE_KEY))
+    normal = connection.request(
+        "POST", route, json.dumps(VALID[route]).encode(), headers_for(ALICE_KEY)
+    )
     assert normal.status == 200, normal.body[:300]
     assert not log_problems.records, log_problems.lines()
 
@@ -114,7 +121,9 @@ def test_bodies_over_64_mib_get_413_and_keep_the_connection(
         assert reply.status == 413, reply.body[:300]
         check_reply(route, reply)
         assert "64 MiB limit" in reply.json()["error"]["message"]
-    normal = connection.request("POST", route, json.dumps(VALID[route]).encode(), headers_for(ALICE_KEY))
+    normal = connection.request(
+        "POST", route, json.dumps(VALID[route]).encode(), headers_for(ALICE_KEY)
+    )
     assert normal.status == 200
     assert not log_problems.records, log_problems.lines()
 

@@ -64,9 +64,11 @@ def test_a_key_over_its_concurrency_gets_429_in_its_api_shape(start_proxy, base_
         assert (error["type"], error["code"]) == ("rate_limit_error", "rate_limit_exceeded")
         # Another key is not held back, and counting tokens is not generation.
         assert proxy.anthropic(BOB_KEY).messages.create(**ask("scenario:text")).content
-        assert proxy.anthropic().messages.count_tokens(
-            model="claude-x", messages=[{"role": "user", "content": "hi"}]
-        ).input_tokens
+        assert (
+            proxy.anthropic()
+            .messages.count_tokens(model="claude-x", messages=[{"role": "user", "content": "hi"}])
+            .input_tokens
+        )
     # The stream ended (client left): the slot is free again.
     assert proxy.anthropic().messages.create(**ask("scenario:text")).content
     assert metric(proxy, "stackctl_proxy_rejections_total", key="alice", reason="concurrent") == 2
@@ -99,12 +101,13 @@ def test_requests_and_tokens_per_minute(start_proxy, base_settings) -> None:  # 
         bob.messages.create(**ask("scenario:text"))
     assert "50 tokens per minute" in refused.value.message
     assert 55 <= int(refused.value.response.headers["retry-after"]) <= 60
-    assert metric(
-        proxy, "stackctl_proxy_rejections_total", key="alice", reason="requests_per_minute"
-    ) == 1
-    assert metric(
-        proxy, "stackctl_proxy_rejections_total", key="bob", reason="tokens_per_minute"
-    ) == 1
+    assert (
+        metric(proxy, "stackctl_proxy_rejections_total", key="alice", reason="requests_per_minute")
+        == 1
+    )
+    assert (
+        metric(proxy, "stackctl_proxy_rejections_total", key="bob", reason="tokens_per_minute") == 1
+    )
 
 
 def test_a_long_backend_queue_turns_new_requests_away_and_lets_running_streams_finish(
@@ -148,11 +151,15 @@ def test_a_long_backend_queue_turns_new_requests_away_and_lets_running_streams_f
     finally:
         backend.waiting = 0
         running.join(timeout=20)
-    assert metric(proxy, "stackctl_proxy_rejections_total", key="alice", reason="backend_queue") >= 2
+    assert (
+        metric(proxy, "stackctl_proxy_rejections_total", key="alice", reason="backend_queue") >= 2
+    )
 
 
 def _status(proxy: RunningProxy, path: str, body: dict[str, object]) -> int:
-    return httpx.post(proxy.base_url + path, json=body, headers={"x-api-key": ALICE_KEY}).status_code
+    return httpx.post(
+        proxy.base_url + path, json=body, headers={"x-api-key": ALICE_KEY}
+    ).status_code
 
 
 def _wait(condition, timeout: float = 10.0) -> bool:  # type: ignore[no-untyped-def]

@@ -81,9 +81,7 @@ def test_tokens_estimate_then_reported_usage() -> None:
 
 
 def test_unlimited_keys_cost_nothing() -> None:
-    limits = KeyLimiter(
-        LimitSettings(overrides={"ci": KeyLimits(max_concurrent=1)}), clock=Clock()
-    )
+    limits = KeyLimiter(LimitSettings(overrides={"ci": KeyLimits(max_concurrent=1)}), clock=Clock())
     for _ in range(1000):
         limits.admit("alice").reserve(10**6)
     limits.admit("ci")
