@@ -172,6 +172,10 @@ class ScriptedBackend:
         match = _SCENARIO.search(text)
         name = match.group(1) if match else "text"
         options = {key: float(value) for key, value in _OPTION.findall(text)}
+        known = name in ("backend_error", "hang") or (STREAMS / f"{name}.sse").exists()
+        if not known:  # a mangled name (the fuzz tests): refused, as vLLM refuses bad input
+            await _bad_request(send, f"no recorded scenario {name!r}")
+            return
         if name == "backend_error":
             await _json(
                 send,
