@@ -3,7 +3,10 @@
 The scenario comes from the last user message (or the prompt): `scenario:NAME` picks
 tests/data/vllm_streams/NAME.sse (streamed) or NAME.json; `delay=SECONDS` waits before the
 first byte (a long prefill), `pace=SECONDS` waits between events; `scenario:hang` streams
-forever until the client leaves. Every request body is recorded for assertions.
+forever until the client leaves; `scenario:flood` streams FLOOD_BYTES of text deltas as fast
+as the reader takes them, counting what it sent in `flood_sent` (the slow-reader test).
+`python -m tests.integration.proxy.scripted_backend PORT` serves it as a process of its own
+(the fault tests kill it). Every request body is recorded for assertions.
 
 Multi-turn scenarios (the proxy's web-search loop) use scripts instead: `backend.script(KEY,
 [Turn(...), ...])` queues replies, and any request whose messages mention `script:KEY` gets the
@@ -38,6 +41,7 @@ RECORDED_SCENARIOS = [
     "stop_sequence",
     "max_tokens",
 ]
+FLOOD_BYTES = 256 * 1024 * 1024
 _SCENARIO = re.compile(r"scenario:(\w+)")
 _OPTION = re.compile(r"\b(delay|pace)=([0-9.]+)")
 _SCRIPT = re.compile(r"script:(\w+)")
@@ -71,6 +75,7 @@ class ScriptedBackend:
     scripts: dict[str, list[Turn]] = field(default_factory=dict)
     waiting: float = 0.0  # reported as vllm:num_requests_waiting
     failures: int = 0
+    flood_sent: int = 0
 
     def last(self, path: str) -> Recorded:
         return next(r for r in reversed(self.requests) if r.path == path)
@@ -172,7 +177,7 @@ class ScriptedBackend:
         match = _SCENARIO.search(text)
         name = match.group(1) if match else "text"
         options = {key: float(value) for key, value in _OPTION.findall(text)}
-        known = name in ("backend_error", "hang") or (STREAMS / f"{name}.sse").exists()
+        known = name in ("backend_error", "hang", "flood") or (STREAMS / f"{name}.sse").exists()
         if not known:  # a mangled name (the fuzz tests): refused, as vLLM refuses bad input
             await _bad_request(send, f"no recorded scenario {name!r}")
             return
@@ -204,6 +209,9 @@ class ScriptedBackend:
         if name == "hang":
             await self._hang(receive, send, options.get("delay", 0))
             return
+        if name == "flood":
+            await self._flood(send)
+            return
         data = (STREAMS / f"{name}.sse").read_bytes()
         events = [event + b"\n\n" for event in data.split(b"\n\n") if event]
         await asyncio.sleep(options.get("delay", 0))
@@ -229,6 +237,17 @@ class ScriptedBackend:
             pass
         streaming.cancel()
         self.disconnects.append("hang")
+
+    async def _flood(self, send: Send) -> None:
+        # Each send blocks while the proxy does not read (uvicorn's flow control): what this
+        # counts is what the proxy has taken in.
+        event = (STREAMS / "text.sse").read_bytes().split(b"\n\n")[1] + b"\n\n"
+        block = event * (65536 // len(event))
+        self.flood_sent = 0
+        while self.flood_sent < FLOOD_BYTES:
+            await send({"type": "http.response.body", "body": block, "more_body": True})
+            self.flood_sent += len(block)
+        await send({"type": "http.response.body", "body": b"data: [DONE]\n\n", "more_body": False})
 
 
 def _script_key(payload: dict[str, Any]) -> str | None:
@@ -353,3 +372,23 @@ async def _raw(
         }
     )
     await send({"type": "http.response.body", "body": body})
+
+
+def main() -> None:
+    import sys
+
+    import uvicorn
+
+    uvicorn.run(
+        ScriptedBackend(),
+        host="127.0.0.1",
+        port=int(sys.argv[1]),
+        loop="uvloop",
+        http="httptools",
+        log_level="warning",
+        access_log=False,
+    )
+
+
+if __name__ == "__main__":
+    main()
