@@ -2,7 +2,8 @@
 
 Bodies are parsed by pydantic-core's JSON parser (jiter), never by `json.loads`: it caps
 nesting depth (a body of 5,000 `[` is a plain 400, not a RecursionError), rejects invalid
-UTF-8, lone surrogates and NaN/Infinity, and is faster.
+UTF-8, lone surrogates and NaN/Infinity, and is faster. Only keys go to its string cache:
+values (prompts) rarely repeat, and caching them would only churn it.
 """
 
 from __future__ import annotations
@@ -73,7 +74,7 @@ def parse_json_object(body: bytes) -> dict[str, Any]:
     if not body.strip():
         raise InvalidRequest(_EMPTY_BODY)
     try:
-        payload = from_json(body, allow_inf_nan=False)
+        payload = from_json(body, allow_inf_nan=False, cache_strings="keys")
     except ValueError as error:
         raise InvalidRequest(f"body is not valid JSON: {error}") from None
     if not isinstance(payload, dict):
