@@ -23,8 +23,7 @@ from stackctl.proxy.metrics import ProxyMetrics
 from stackctl.proxy.model_router import ModelRouter
 from stackctl.proxy.openai_routes import OpenAIRoutes
 from stackctl.proxy.rate_limits import KeyLimiter
-from stackctl.proxy.route import Route as ProxyRoute
-from stackctl.proxy.route import wrap
+from stackctl.proxy.route import RouteSpec, wrap
 from stackctl.proxy.search import SearchBackend, build_search_backend
 from stackctl.proxy.settings import ProxySettings
 
@@ -91,18 +90,18 @@ def create_app(
     anthropic_api, openai_api = ApiFormat.ANTHROPIC, ApiFormat.OPENAI
     # generates=True: the request reaches the model, so per-key limits and back-pressure apply.
     proxied = [
-        ProxyRoute("/v1/messages", anthropic_api, anthropic.messages, generates=True),
-        ProxyRoute("/v1/messages/count_tokens", anthropic_api, anthropic.count_tokens),
-        ProxyRoute("/v1/chat/completions", openai_api, openai.chat_completions, generates=True),
-        ProxyRoute("/v1/completions", openai_api, openai.completions, generates=True),
-        ProxyRoute("/tokenize", openai_api, openai.tokenize),
-        ProxyRoute("/detokenize", openai_api, openai.detokenize),
+        RouteSpec("/v1/messages", anthropic_api, anthropic.messages, generates=True),
+        RouteSpec("/v1/messages/count_tokens", anthropic_api, anthropic.count_tokens),
+        RouteSpec("/v1/chat/completions", openai_api, openai.chat_completions, generates=True),
+        RouteSpec("/v1/completions", openai_api, openai.completions, generates=True),
+        RouteSpec("/tokenize", openai_api, openai.tokenize),
+        RouteSpec("/detokenize", openai_api, openai.detokenize),
     ]
     routes = [
         *(Route(route.path, wrap(context, route), methods=["POST"]) for route in proxied),
         Route(
             "/v1/models",
-            wrap(context, ProxyRoute("/v1/models", openai_api, openai.models, reads_body=False)),
+            wrap(context, RouteSpec("/v1/models", openai_api, openai.models, reads_body=False)),
             methods=["GET"],
         ),
         Route("/health", health, methods=["GET"]),

@@ -43,7 +43,9 @@ Endpoint = Callable[[Request], Awaitable[Response]]
 
 
 @dataclass(frozen=True)
-class Route:
+class RouteSpec:
+    """One proxied route: its path, error shape, handler and what the wrapper applies."""
+
     path: str
     api: ApiFormat  # the error shape
     handler: Handler
@@ -51,7 +53,7 @@ class Route:
     generates: bool = False  # reaches the model: per-key limits and back-pressure apply
 
 
-def wrap(context: ProxyContext, route: Route) -> Endpoint:
+def wrap(context: ProxyContext, route: RouteSpec) -> Endpoint:
     async def endpoint(request: Request) -> Response:
         timer = context.metrics.begin(route.path)
         admission: Admission | None = None

@@ -22,7 +22,8 @@ PING_ENV = "STACKCTL_PROXY_PING_SECONDS"
 SEARCH_BACKEND_ENV = "STACKCTL_PROXY_SEARCH_BACKEND"
 SEARXNG_URL_ENV = "STACKCTL_PROXY_SEARXNG_URL"
 SEARCH_TIMEOUT_ENV = "STACKCTL_PROXY_SEARCH_TIMEOUT_SECONDS"
-SEARCH_BACKENDS = ("ddgs", "searxng", "off")
+SearchBackendName = Literal["ddgs", "searxng", "off"]
+SEARCH_BACKENDS: tuple[SearchBackendName, ...] = ("ddgs", "searxng", "off")
 # The same as nginx's client_max_body_size (nginx/stackctl-site.conf.j2): agents send whole
 # repositories as context, and a body nginx lets through must not be refused behind it.
 DEFAULT_MAX_BODY_MB = 64
@@ -57,7 +58,7 @@ class ProxySettings:
     ping_interval_s: float = 10.0
     max_body_bytes: int = DEFAULT_MAX_BODY_MB * 1024 * 1024
     # Web search for Anthropic clients (the web_search server tool): who answers the queries.
-    search_backend: Literal["ddgs", "searxng", "off"] = "ddgs"
+    search_backend: SearchBackendName = "ddgs"
     searxng_url: str | None = None
     search_timeout_s: float = 10.0
     # Per-key limits and back-pressure on the backend's queue (limit_settings.py).
@@ -170,10 +171,11 @@ def build_settings(
             f"no API keys: set {KEYS_ENV}='name=key,...' or pass --keys-file PATH "
             "(one name=key a line); or pass --no-auth to serve without keys on a trusted host"
         )
-    search = search_backend or env.get(SEARCH_BACKEND_ENV) or "ddgs"
-    if search not in SEARCH_BACKENDS:
+    requested = search_backend or env.get(SEARCH_BACKEND_ENV) or "ddgs"
+    search = next((name for name in SEARCH_BACKENDS if name == requested), None)
+    if search is None:
         raise ProxyConfigError(
-            f"search backend {search!r} (--search-backend or {SEARCH_BACKEND_ENV}) is not one of "
+            f"search backend {requested!r} (--search-backend or {SEARCH_BACKEND_ENV}) is not one of "
             f"{', '.join(SEARCH_BACKENDS)}"
         )
     searxng = (searxng_url or env.get(SEARXNG_URL_ENV) or "").strip() or None
@@ -209,7 +211,7 @@ def build_settings(
         backend_api_key=env.get(BACKEND_KEY_ENV) or None,
         ping_interval_s=_positive_float(env, PING_ENV, 10.0),
         max_body_bytes=int(_positive_float(env, MAX_BODY_ENV, DEFAULT_MAX_BODY_MB) * 1024 * 1024),
-        search_backend=search,  # type: ignore[arg-type]  # checked against SEARCH_BACKENDS
+        search_backend=search,
         searxng_url=searxng,
         search_timeout_s=_positive_float(env, SEARCH_TIMEOUT_ENV, 10.0),
         limits=limits,
