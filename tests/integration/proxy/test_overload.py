@@ -97,6 +97,8 @@ def test_requests_and_tokens_per_minute(start_proxy, base_settings) -> None:  # 
     bob = proxy.anthropic(BOB_KEY)
     with bob.messages.stream(**ask("scenario:text")) as stream:
         stream.get_final_message()
+    # Usage is charged when the proxy has finished the stream, a moment after the client has it.
+    assert _wait(lambda: metric(proxy, "stackctl_proxy_in_flight", route="/v1/messages") == 0)
     with pytest.raises(anthropic.RateLimitError) as refused:
         bob.messages.create(**ask("scenario:text"))
     assert "50 tokens per minute" in refused.value.message
