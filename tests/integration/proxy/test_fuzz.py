@@ -20,6 +20,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -264,8 +265,13 @@ class Fuzzer:
             reply = self.connection.request("POST", route, body, headers_for(ALICE_KEY))
             assert reply.status == 200, reply.body[:300]
         assert not self.proxy.log_problems(), self.proxy.log_problems()[:5]
-        metrics = httpx.get(self.proxy.base_url + "/metrics").text
-        in_flight = re.findall(r"^stackctl_proxy_in_flight\{.*\} (\S+)$", metrics, re.MULTILINE)
+        deadline = time.monotonic() + 5  # a stream ends on the proxy just after its last byte
+        while True:
+            metrics = httpx.get(self.proxy.base_url + "/metrics").text
+            in_flight = re.findall(r"^stackctl_proxy_in_flight\{.*\} (\S+)$", metrics, re.MULTILINE)
+            if all(float(value) == 0 for value in in_flight) or time.monotonic() > deadline:
+                break
+            time.sleep(0.02)
         assert in_flight and all(float(value) == 0 for value in in_flight), in_flight
 
 

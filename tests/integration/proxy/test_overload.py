@@ -69,7 +69,8 @@ def test_a_key_over_its_concurrency_gets_429_in_its_api_shape(start_proxy, base_
             .messages.count_tokens(model="claude-x", messages=[{"role": "user", "content": "hi"}])
             .input_tokens
         )
-    # The stream ended (client left): the slot is free again.
+    # The stream ended (client left): once the proxy has noticed, the slot is free again.
+    assert _wait(lambda: metric(proxy, "stackctl_proxy_in_flight", route="/v1/messages") == 0)
     assert proxy.anthropic().messages.create(**ask("scenario:text")).content
     assert metric(proxy, "stackctl_proxy_rejections_total", key="alice", reason="concurrent") == 2
     requests = "stackctl_proxy_requests_total"
