@@ -13,7 +13,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from stackctl.proxy.anthropic_routes import AnthropicRoutes
-from stackctl.proxy.auth import KeyChecker
+from stackctl.proxy.auth import ANONYMOUS, KeyChecker
 from stackctl.proxy.backend import Backend
 from stackctl.proxy.backend_queue import BackendQueueWatch
 from stackctl.proxy.context import ProxyContext, log
@@ -41,7 +41,9 @@ def create_app(
         backend=backend,
         router=ModelRouter(aliases=settings.aliases, default_model=settings.default_model),
         keys=KeyChecker(settings.api_keys, enabled=settings.auth_enabled),
-        metrics=ProxyMetrics(),
+        metrics=ProxyMetrics(
+            key_names=tuple(settings.api_keys) if settings.auth_enabled else (ANONYMOUS,)
+        ),
         limiter=KeyLimiter(limits),
         queue=BackendQueueWatch(
             backend, max_waiting=limits.max_backend_waiting, poll_s=limits.backend_poll_s

@@ -13,11 +13,14 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, gene
 _TTFT_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
 # Every outcome of one web search; all are created at 0 so dashboards have series at once.
 SEARCH_OUTCOMES = ("ok", "empty", "error", "rate_limited", "timeout", "max_uses", "invalid_input")
+# Why a request was turned away (rate_limits.py, backend_queue.py); exported from 0 per key.
+REJECTION_REASONS = ("concurrent", "requests_per_minute", "tokens_per_minute", "backend_queue")
 _DURATION_BUCKETS = (0.01, 0.05, 0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800)
 
 
 class ProxyMetrics:
-    def __init__(self) -> None:
+    def __init__(self, key_names: tuple[str, ...] = ()) -> None:
+        """`key_names`: the keys whose rejection series exist from the start (at 0)."""
         self.registry = CollectorRegistry(auto_describe=True)
         self.requests = Counter(
             "stackctl_proxy_requests",
@@ -67,6 +70,9 @@ class ProxyMetrics:
             ["reason", "key"],
             registry=self.registry,
         )
+        for key in key_names:
+            for reason in REJECTION_REASONS:
+                self.rejections.labels(reason, key)
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

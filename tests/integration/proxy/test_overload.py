@@ -44,6 +44,9 @@ def metric(proxy: RunningProxy, name: str, **labels: str) -> float:
 def test_a_key_over_its_concurrency_gets_429_in_its_api_shape(start_proxy, base_settings) -> None:  # type: ignore[no-untyped-def]
     limits = LimitSettings(overrides={"alice": KeyLimits(max_concurrent=1)})
     proxy = start_proxy(replace(base_settings, limits=limits))
+    # Every reason for every key is exported from 0: the dashboard has series at once.
+    text = httpx.get(proxy.base_url + "/metrics").text
+    assert text.count("stackctl_proxy_rejections_total{") == 4 * 2
     with httpx.stream(
         "POST",
         proxy.base_url + "/v1/messages",
