@@ -116,7 +116,7 @@ class Rejected(ProxyError):
 
 
 class RateLimited(Rejected):
-    """A key is over one of its limits (limits.py). SDKs and Claude Code retry after a 429."""
+    """A key is over one of its limits (rate_limits.py); SDKs and Claude Code retry a 429."""
 
     status = 429
     anthropic_type = "rate_limit_error"
