@@ -127,6 +127,11 @@ ROWS: tuple[RowSpec, ...] = (
                   "{{status}} {{route}}"),
         ), unit="reqps", no_value="no errors"),
         PanelSpec("In flight", "timeseries", (Query(q.PROXY_IN_FLIGHT, "in flight"),), unit="none"),
+        PanelSpec("Turned away (limits, back-pressure)", "timeseries", (
+            Query(f"sum by (reason, key) (rate({q.PROXY_REJECTIONS}[{q.RATE}]))", "{{reason}} {{key}}"),
+        ), unit="reqps", no_value="none turned away",
+            description="429: a key over max_concurrent, requests_per_minute or tokens_per_minute; "
+                        "backend_queue: 529/503 while vLLM's waiting queue is past max_backend_waiting."),
         PanelSpec("Web searches", "timeseries", (
             Query(f"sum by (outcome) (rate({q.PROXY_SEARCHES}[{q.RATE}]))", "{{outcome}}"),
         ), unit="reqps", no_value="no searches"),

@@ -148,6 +148,19 @@ class Backend:
                 "backend /v1/models reply is not an OpenAI model list", backend_status=502
             ) from None
 
+    async def metrics_text(self, timeout_s: float) -> str:
+        """The backend's Prometheus page (vLLM serves it open); raises BackendUnavailable."""
+        timeout = aiohttp.ClientTimeout(total=timeout_s)
+        try:
+            async with self._client().get(self.base_url + "/metrics", timeout=timeout) as reply:
+                if reply.status != 200:
+                    raise BackendError(
+                        f"backend /metrics answered {reply.status}", backend_status=502
+                    )
+                return await reply.text(errors="replace")
+        except StreamError as error:
+            raise self.unavailable(error) from None
+
     def unavailable(self, error: BaseException) -> BackendUnavailable:
         reason = type(error).__name__
         if isinstance(error, aiohttp.ClientConnectorError):

@@ -54,7 +54,8 @@ def test_rows_in_order_with_the_panels_the_issue_lists():
     for title in ("Queue depth", "Time to first token", "End-to-end latency", "Output tokens/s",
                   "KV-cache usage", "Prefix-cache hit rate"):
         assert title in titles["Model performance"]
-    for title in ("Requests by client key and status", "Errors", "In flight", "Web searches"):
+    for title in ("Requests by client key and status", "Errors", "In flight", "Web searches",
+                  "Turned away (limits, back-pressure)"):
         assert title in titles["Gateway"]
 
 
@@ -95,7 +96,7 @@ def test_queries_use_the_metric_names_vllm_and_the_proxy_expose():
     for name in ("vllm:num_requests_running", "vllm:num_requests_waiting", "vllm:time_to_first_token_seconds_bucket",
                  "vllm:e2e_request_latency_seconds_bucket", "vllm:generation_tokens_total",
                  "vllm:kv_cache_usage_perc", "vllm:prefix_cache_hits_total", "vllm:prefix_cache_queries_total",
-                 "stackctl_proxy_requests_total", "stackctl_proxy_in_flight"):
+                 "stackctl_proxy_requests_total", "stackctl_proxy_in_flight", "stackctl_proxy_rejections_total"):
         assert name in exprs, name
     # Grafana variables other than $__rate_interval would not be substituted in tests (label_replace's
     # $1 is no variable name Grafana knows, so it passes through).
