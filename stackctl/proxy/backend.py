@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import aiohttp
 from pydantic import ValidationError
 
+from stackctl.proxy.backend_hints import hint_for_backend_error
 from stackctl.proxy.errors import BackendError, BackendUnavailable
 from stackctl.proxy.openai_protocol import ChatCompletion
 
@@ -188,4 +189,6 @@ def backend_error(status: int, body: bytes) -> BackendError:
             message = str(payload["message"])
         elif payload.get("detail"):
             message = str(payload["detail"])
-    return BackendError(f"backend answered {status}: {message}", backend_status=status)
+    hint = hint_for_backend_error(status, body)
+    fix = f" ({hint})" if hint else ""
+    return BackendError(f"backend answered {status}: {message}{fix}", backend_status=status)

@@ -94,8 +94,8 @@ def wrap(context: ProxyContext, route: RouteSpec) -> Endpoint:
             return Response(status_code=400)
         except Exception:  # noqa: BLE001 (a proxy bug: logged whole for us, one line for them)
             log.exception("unexpected error on %s %s", request.method, request.url.path)
-            error = ProxyError("internal error in the filter-proxy; the proxy log has the details")
-            return error_response(error, route.api)
+            internal = ProxyError("internal error in the filter-proxy; the proxy log has the details")
+            return error_response(internal, route.api)
         finally:
             if not handed_off:
                 finish(status)

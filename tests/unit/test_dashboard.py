@@ -6,15 +6,15 @@ from pathlib import Path
 
 from stackctl.config import parse_stack_config
 from stackctl.layout import StackLayout
-from stackctl.monitoring import queries
-from stackctl.monitoring.dashboard import (
+from stackctl.render import render_configs
+from stackctl.resources import source_root
+from tools.dashboard import queries
+from tools.dashboard.dashboard import (
     DASHBOARD_FILE,
     DATASOURCE_UID,
     build_dashboard,
     dashboard_json,
 )
-from stackctl.render import render_configs
-from stackctl.resources import source_root
 
 ROOT = source_root() or Path(__file__).resolve().parents[2]
 ROWS = ["At a glance", "GPU over time", "Model performance", "Gateway"]
@@ -39,7 +39,7 @@ def all_panels(dashboard: dict) -> list[dict]:
 
 def test_committed_json_is_the_generated_dashboard():
     committed = (ROOT / DASHBOARD_FILE).read_text()
-    assert committed == dashboard_json(), "run: .venv/bin/python -m stackctl.monitoring.dashboard"
+    assert committed == dashboard_json(), "run: .venv/bin/python -m tools.dashboard.dashboard"
 
 
 def test_rows_in_order_with_the_panels_the_issue_lists():

@@ -3,8 +3,8 @@
 import pytest
 
 from stackctl.config import parse_stack_config
-from stackctl.context import proxy_args
 from stackctl.errors import ConfigError
+from stackctl.template_values import proxy_args
 
 
 def flag_values(args: list[str], flag: str) -> list[str]:

@@ -92,7 +92,7 @@ def test_bad_input_exits_2_with_one_line(
 
 def test_stack_yaml_limits_reach_a_running_proxy(scripted_backend) -> None:  # type: ignore[no-untyped-def]
     from stackctl.config import parse_stack_config
-    from stackctl.context import limit_args
+    from stackctl.template_values import limit_args
 
     config = parse_stack_config(
         {"limits": {"max_concurrent": 4, "keys": {"ci": {"requests_per_minute": 1}}}}

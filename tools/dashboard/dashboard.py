@@ -3,7 +3,7 @@
 `grafana/dashboards/stackctl.json` is this module's output; Grafana loads it on first boot through
 the file provider in grafana/provisioning/. Regenerate it after editing the panels below:
 
-    .venv/bin/python -m stackctl.monitoring.dashboard
+    .venv/bin/python -m tools.dashboard.dashboard
 
 (a unit test fails while the committed file and this module disagree).
 """
@@ -26,7 +26,7 @@ from grafana_foundation_sdk.cog.encoder import JSONEncoder
 from grafana_foundation_sdk.models import dashboard as model
 from grafana_foundation_sdk.models.common import BigValueGraphMode, StackingMode
 
-from stackctl.monitoring import queries as q
+from tools.dashboard import queries as q
 
 DASHBOARD_UID = "stackctl"
 DATASOURCE_UID = "stackctl-prometheus"  # grafana/provisioning/datasources/prometheus.yml.j2
