@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Literal
+from typing import Literal, get_args
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -14,6 +14,8 @@ from stackctl.profiles import HARDWARE_PROFILES, MODEL_PROFILES, HardwareProfile
 from stackctl.profiles.custom import CustomModel
 
 STACK_FILE = "stack.yaml"
+# How the services run (stackctl.runtime turns the name into the object that runs them).
+RuntimeName = Literal["compose", "native"]
 # Every service and the `ports:` keys it listens on (nginx's https only with TLS).
 SERVICE_PORTS: dict[str, tuple[str, ...]] = {
     "vllm": ("vllm",),
@@ -102,13 +104,40 @@ class WebSearchOptions(_Strict):
         return self
 
 
+class KeyLimitOptions(_Strict):
+    """One API key's limits; those left out follow the `limits` section's per-key values."""
+
+    max_concurrent: int | None = Field(None, ge=0)
+    requests_per_minute: int | None = Field(None, ge=0)
+    tokens_per_minute: int | None = Field(None, ge=0)
+
+
+class LimitsOptions(_Strict):
+    """What each API key may use at the filter-proxy (0: no limit), and back-pressure: past
+    `max_backend_waiting` requests waiting in vLLM, new ones get 529/503 until it drains."""
+
+    max_concurrent: int = Field(32, ge=0)  # requests at once, per key
+    requests_per_minute: int = Field(0, ge=0)
+    tokens_per_minute: int = Field(0, ge=0)  # the rule: stackctl/proxy/rate_limits.py
+    keys: dict[str, KeyLimitOptions] = Field(default_factory=dict)  # overrides by key name
+    max_backend_waiting: int = Field(64, ge=0)
+
+    @field_validator("keys")
+    @classmethod
+    def _key_names(cls, keys: dict[str, KeyLimitOptions]) -> dict[str, KeyLimitOptions]:
+        for name in keys:
+            if not re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", name):
+                raise ValueError(f"key name {name!r} must be 1-64 letters, digits, '_', '.' or '-'")
+        return keys
+
+
 class StackConfig(_Strict):
     hardware: str = "generic"
     model: str = "qwen3.6-27b"
     # Model profiles of this stack's own (e.g. derived from a Hugging Face config.json by
     # `stackctl init --model hf:ORG/NAME`); `model` may name one of them.
     models: dict[str, CustomModel] = Field(default_factory=dict)
-    runtime: Literal["compose", "native"] = "compose"
+    runtime: RuntimeName = "compose"
     # The Compose project: containers are PROJECT-SERVICE-1, volumes PROJECT_NAME.
     project: str = "stackctl"
     # Service -> image, replacing the fragment's (mirrors, pinned digests, air-gapped hosts).
@@ -123,6 +152,7 @@ class StackConfig(_Strict):
     ports: Ports = Field(default_factory=Ports)
     vllm: VllmOptions = Field(default_factory=VllmOptions)
     web_search: WebSearchOptions = Field(default_factory=WebSearchOptions)
+    limits: LimitsOptions = Field(default_factory=LimitsOptions)
     hf_cache: str = "~/.cache/huggingface"
     # certbot's --config-dir: certificates are read from its live/<hostname>/.
     letsencrypt_dir: str = "/etc/letsencrypt"
@@ -298,8 +328,13 @@ def describe_validation_error(error: ValidationError) -> str:
 
 def _allowed_keys(location: tuple) -> list[str]:
     model: type[BaseModel] = StackConfig
-    for part in location:
-        annotation = model.model_fields[str(part)].annotation
+    parts = list(location)
+    while parts:
+        annotation = model.model_fields[str(parts.pop(0))].annotation
+        values = get_args(annotation)
+        if values and parts and isinstance(values[-1], type) and issubclass(values[-1], BaseModel):
+            parts.pop(0)  # a mapping of models (limits.keys.NAME): skip the name
+            annotation = values[-1]
         if not (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
             return []
         model = annotation

@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from stackctl.config import StackConfig
-from stackctl.context import Runtime, template_context
 from stackctl.layout import StackLayout
 from stackctl.resources import resource_dir
 from stackctl.services import Service, load_services
+from stackctl.template_values import template_context
 from stackctl.templating import render_template
+
+if TYPE_CHECKING:
+    from stackctl.config import RuntimeName
+    from stackctl.runtime.base import Runtime
 
 PROJECT_NAME = "stackctl"
 _HEADER = (
@@ -22,8 +25,8 @@ _HEADER = (
     "# Secrets stay in .env; this file only references them as ${VAR}.\n"
     "# Run it without stackctl: docker compose up -d\n"
 )
-# Which rendered config folders each service needs.
-_CONFIG_DIRS = {"prometheus": "prometheus", "grafana": "grafana", "nginx": "nginx"}
+# Services whose config folder (of the same name, at the top of the repository) is rendered.
+_CONFIGURED_SERVICES = ("prometheus", "grafana", "nginx")
 
 
 @dataclass(frozen=True)
@@ -52,6 +55,15 @@ def compose_document(services: list[Service], project: str = PROJECT_NAME) -> di
     return document
 
 
+def as_runtime(runtime: Runtime | RuntimeName, layout: StackLayout, config: StackConfig) -> Runtime:
+    """The runtime object (a name is looked up in stackctl.runtime's one factory)."""
+    if isinstance(runtime, str):
+        from stackctl.runtime import runtime_for
+
+        return runtime_for(runtime, layout, config)
+    return runtime
+
+
 def config_context(config: StackConfig, layout: StackLayout, runtime: Runtime) -> dict[str, Any]:
     """Template values for the rendered service configs (nginx, prometheus, grafana)."""
     context = template_context(config, layout, runtime)
@@ -62,9 +74,9 @@ def config_context(config: StackConfig, layout: StackLayout, runtime: Runtime) -
         allow_networks=config.allow_networks,
         # Unique per stack: the duplicate-upstream trap (two sites defining one name) stops nginx.
         upstream_name=f"stackctl_filter_proxy_{config.ports.proxy}",
-        acme_root="/var/www/acme" if runtime == "compose" else str(layout.data / "acme"),
-        tls_certificate=find_tls_certificate(config, "/etc/letsencrypt" if runtime == "compose" else None),
-        nginx_user="root" if runtime == "native" and os.geteuid() == 0 else None,
+        acme_root=runtime.acme_webroot(),
+        tls_certificate=find_tls_certificate(config, runtime.certificate_root()),
+        nginx_user=runtime.nginx_user,
     )
     context["paths"] = {**context["paths"], "state": str(layout.state), "rendered": str(layout.rendered)}
     return context
@@ -83,13 +95,14 @@ def find_tls_certificate(config: StackConfig, mounted_at: str | None = None) -> 
     return TlsCertificate(str(live / "fullchain.pem"), str(live / "privkey.pem"))
 
 
-def render_configs(config: StackConfig, layout: StackLayout, runtime: Runtime) -> dict[Path, str]:
+def render_configs(config: StackConfig, layout: StackLayout, runtime: Runtime | RuntimeName) -> dict[Path, str]:
     """Relative path under `rendered/` -> file text, for the enabled services."""
+    runtime = as_runtime(runtime, layout, config)
     enabled = config.enabled_services()
     context = config_context(config, layout, runtime)
     files: dict[Path, str] = {}
-    for service, folder in _CONFIG_DIRS.items():
-        if service not in enabled:
+    for folder in _CONFIGURED_SERVICES:
+        if folder not in enabled:
             continue
         source = resource_dir(folder)
         for path in sorted(source.rglob("*")):
@@ -100,21 +113,29 @@ def render_configs(config: StackConfig, layout: StackLayout, runtime: Runtime) -
                 files[relative.with_suffix("")] = render_template(path.read_text(), context, name=str(relative))
             else:
                 files[relative] = path.read_text()
-    if runtime == "compose":
-        files.pop(Path("nginx/nginx.conf"), None)  # the image brings its own main config
+    if not runtime.renders_nginx_main_config:
+        files.pop(Path("nginx/nginx.conf"), None)
     return files
 
 
-def render_project(config: StackConfig, layout: StackLayout, runtime: Runtime = "compose") -> RenderedProject:
+def render_project(config: StackConfig, layout: StackLayout,
+                   runtime: Runtime | RuntimeName = "compose") -> RenderedProject:
     """Write docker-compose.yml and rendered/ into the stack directory."""
+    runtime = as_runtime(runtime, layout, config)
     services = load_services(config, template_context(config, layout, runtime))
     layout.root.mkdir(parents=True, exist_ok=True)
-    written: list[Path] = []
-    for relative, text in render_configs(config, layout, runtime).items():
+    written = write_rendered(layout, render_configs(config, layout, runtime))
+    compose_text = _HEADER + yaml.safe_dump(compose_document(services, config.project), sort_keys=False, width=1000)
+    layout.compose_file.write_text(compose_text)
+    return RenderedProject(layout.compose_file, written, services)
+
+
+def write_rendered(layout: StackLayout, files: dict[Path, str]) -> list[Path]:
+    """Write rendered config files (paths relative to rendered/); returns where they went."""
+    written = []
+    for relative, text in files.items():
         target = layout.rendered / relative
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text)
         written.append(target)
-    compose_text = _HEADER + yaml.safe_dump(compose_document(services, config.project), sort_keys=False, width=1000)
-    layout.compose_file.write_text(compose_text)
-    return RenderedProject(layout.compose_file, written, services)
+    return written

@@ -7,7 +7,6 @@ files are world-readable (`systemctl cat` works for every user).
 from __future__ import annotations
 
 import re
-import shlex
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -15,6 +14,7 @@ from pathlib import Path
 
 from stackctl.errors import StackError
 from stackctl.layout import StackLayout
+from stackctl.runtime import Runtime
 
 SYSTEM_UNIT_DIR = Path("/etc/systemd/system")
 _UNIT_NAME = re.compile(r"^[A-Za-z0-9:_.@-]+$")
@@ -34,7 +34,7 @@ def unit_name_for(layout: StackLayout) -> str:
     return f"stackctl-{slug}.service"
 
 
-def render_unit(layout: StackLayout, runtime: str, *, stackctl: list[str] | None = None, docker: str = "/usr/bin/docker",
+def render_unit(layout: StackLayout, runtime: Runtime, *, stackctl: list[str] | None = None, docker: str = "/usr/bin/docker",
                 user: str | None = None) -> str:
     stackctl = stackctl or [sys.executable, "-m", "stackctl"]
     root = layout.root
@@ -46,40 +46,7 @@ def render_unit(layout: StackLayout, runtime: str, *, stackctl: list[str] | None
         f"Description=stackctl LLM stack in {root}",
         "Wants=network-online.target",
     ]
-    if runtime == "compose":
-        # The project name comes from the rendered file's `name:` (stack.yaml's `project`).
-        compose = [docker, "compose", "--project-directory", str(root), "-f", str(layout.compose_file),
-                   "--env-file", str(layout.env_file)]
-        lines += [
-            "After=network-online.target docker.service",
-            "Requires=docker.service",
-            "",
-            "[Service]",
-            # Compose in the foreground: systemd sees the stack die and restarts it; depends_on with
-            # service_healthy keeps the start order of `stackctl up`.
-            "Type=simple",
-            f"ExecStartPre={_join([*base, 'render'])}",
-            # The weights first, resumable: Compose's vLLM then only loads them.
-            f"ExecStartPre={_join([*base, 'pull'])}",
-            f"ExecStart={_join([*compose, 'up', '--remove-orphans'])}",
-            f"ExecStop={_join([*compose, 'stop'])}",
-        ]
-    else:
-        lines += [
-            "After=network-online.target",
-            "",
-            "[Service]",
-            # `stackctl up` returns once every service is healthy; the services stay in this unit's
-            # cgroup, and systemd restarts the unit when they are all gone.
-            "Type=forking",
-            "GuessMainPID=no",
-            # The engine venv (CPU or CUDA build, by stack.yaml) and the weights, each a no-op
-            # once there; `up` would do both, this makes them visible as their own steps.
-            f"ExecStartPre={_join([*base, 'install-engine'])}",
-            f"ExecStartPre={_join([*base, 'pull'])}",
-            f"ExecStart={_join([*base, 'up', '--runtime', 'native'])}",
-            f"ExecStop={_join([*base, 'down', '--runtime', 'native'])}",
-        ]
+    lines += runtime.systemd_service_lines(base, docker)
     lines += [
         f"WorkingDirectory={root}",
         f"EnvironmentFile={layout.env_file}",
@@ -97,7 +64,7 @@ def render_unit(layout: StackLayout, runtime: str, *, stackctl: list[str] | None
     return "\n".join(lines)
 
 
-def install_unit(layout: StackLayout, runtime: str, *, unit_dir: Path = SYSTEM_UNIT_DIR, name: str | None = None,
+def install_unit(layout: StackLayout, runtime: Runtime, *, unit_dir: Path = SYSTEM_UNIT_DIR, name: str | None = None,
                  systemctl: str | None = None, enable: bool = True, user: str | None = None,
                  stackctl: list[str] | None = None, docker: str = "/usr/bin/docker") -> InstalledUnit:
     """Write the unit; with `systemctl` given, reload and enable it (not start: the caller decides)."""
@@ -126,6 +93,3 @@ def install_unit(layout: StackLayout, runtime: str, *, unit_dir: Path = SYSTEM_U
             raise StackError(f"`{' '.join(command)}` failed: {(done.stderr or done.stdout).strip()}")
     return InstalledUnit(path, name, commands, ran=True)
 
-
-def _join(argv: list[str]) -> str:
-    return " ".join(shlex.quote(str(part)) for part in argv)

@@ -2,6 +2,7 @@
 
 import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -12,6 +13,19 @@ from tests.support.docker_engine import DockerEngine
 from tests.support.docker_engine import docker_engine as docker_engine_for_tests
 from tests.support.local_images import LocalImages, prepare_local_images
 from tests.support.vllm_server import VllmServer, running_vllm
+
+TESTS = Path(__file__).resolve().parent
+# Real services, engines and the whole stack: `pytest -m "not slow"` leaves them out (the README's
+# test command runs everything).
+SLOW_FOLDERS = {"integration", "e2e"}
+SLOW_MARKERS = ("vllm", "docker")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        folder = Path(str(item.path)).resolve().relative_to(TESTS).parts[0]
+        if folder in SLOW_FOLDERS or any(item.get_closest_marker(name) for name in SLOW_MARKERS):
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(scope="session")

@@ -3,22 +3,14 @@
 from __future__ import annotations
 
 import json
-from enum import Enum
 from typing import Annotated
 
 import typer
 from rich.console import Console
 from rich.table import Column, Table
 
-from stackctl.commands._layout import layout_of
+from stackctl.commands._shared import RuntimeChoice, load_stack
 from stackctl.doctor import CheckResult, Status, any_failed, run_checks
-from stackctl.stack import Stack
-
-
-class Runtime(str, Enum):
-    compose = "compose"
-    native = "native"
-
 
 _STYLE = {Status.ok: "[green]ok[/green]", Status.warn: "[yellow]warn[/yellow]", Status.fail: "[red]fail[/red]"}
 
@@ -31,10 +23,10 @@ def doctor(
     ctx: typer.Context,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
     fast: Annotated[bool, typer.Option("--fast", help="Only the quick checks (what `up` runs).")] = False,
-    runtime: Annotated[Runtime | None, typer.Option(help="Check for this runtime instead of stack.yaml's.")] = None,
+    runtime: Annotated[RuntimeChoice | None, typer.Option(help="Check for this runtime instead of stack.yaml's.")] = None,
 ) -> None:
     """Check the host for every known trap before `up` (GPU driver, Docker, disk, memory, model fit, flags, ports)."""
-    stack = Stack.load(layout_of(ctx), runtime.value if runtime else None)
+    stack = load_stack(ctx, runtime)
     results = run_checks(stack, fast_only=fast)
     if as_json:
         typer.echo(json.dumps(report_document(results), indent=2))

@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from stackctl.commands._layout import layout_of
+from stackctl.commands._shared import layout_of
 from stackctl.config import StackConfig, load_stack_config, parse_stack_config
 
 

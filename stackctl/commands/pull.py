@@ -14,7 +14,7 @@ from rich.progress import (
     TransferSpeedColumn,
 )
 
-from stackctl.commands._layout import layout_of
+from stackctl.commands._shared import layout_of
 from stackctl.config import StackConfig, load_stack_config
 from stackctl.layout import StackLayout
 from stackctl.pull import PullProgress, PullResult, size_text, stage_weights

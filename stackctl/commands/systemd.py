@@ -9,8 +9,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from stackctl.commands._layout import layout_of
-from stackctl.config import load_stack_config
+from stackctl.commands._shared import load_stack
 from stackctl.systemd_unit import SYSTEM_UNIT_DIR, install_unit
 
 systemd_app = typer.Typer(no_args_is_help=True, help="Run the stack as a systemd service.")
@@ -29,11 +28,11 @@ def install(
     user: Annotated[str | None, typer.Option(help="Run as this user (default: root).")] = None,
 ) -> None:
     """Write a systemd unit that starts the stack at boot and restarts it when it dies."""
-    layout = layout_of(ctx)
-    config = load_stack_config(layout.stack_file)
+    stack = load_stack(ctx)
+    layout = stack.layout
     systemctl = shutil.which("systemctl") if enable else None
     docker = shutil.which("docker") or "/usr/bin/docker"
-    unit = install_unit(layout, config.runtime, unit_dir=unit_dir, name=name, systemctl=systemctl,
+    unit = install_unit(layout, stack.runtime, unit_dir=unit_dir, name=name, systemctl=systemctl,
                         enable=enable, user=user, docker=docker)
     console = Console(highlight=False, soft_wrap=True)
     console.print(f"wrote {unit.path} (EnvironmentFile={layout.env_file}; no secret in the unit)")

@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from stackctl.commands._layout import layout_of
+from stackctl.commands._shared import load_stack
 
 console = Console(highlight=False, soft_wrap=True)
 tls_app = typer.Typer(no_args_is_help=True, help="HTTPS for the public endpoint (certbot + nginx).")
@@ -27,10 +27,9 @@ def issue(
 
     Renewals reload nginx: natively through the deploy hook certbot stores with the certificate (Debian's certbot.timer renews); under Compose the certbot service renews and nginx reloads itself twice a day.
     """
-    from stackctl.stack import Stack
     from stackctl.tls import IssueRequest, issue_certificate
 
-    stack = Stack.load(layout_of(ctx))
+    stack = load_stack(ctx)
     with console.status(f"certbot: requesting a certificate for {domain}"):
         issued = issue_certificate(stack, IssueRequest(domain, email, acme_server, staging))
     console.print(f"[green]✓[/green] certificate for {issued.domain}: {issued.fullchain}")

@@ -2,6 +2,6 @@
 
 from stackctl.doctor.host import HostFacts
 from stackctl.doctor.result import CheckResult, Status, any_failed
-from stackctl.doctor.runner import CHECKS, failed, run_checks
+from stackctl.doctor.runner import CHECKS, run_checks
 
-__all__ = ["CHECKS", "CheckResult", "HostFacts", "Status", "any_failed", "failed", "run_checks"]
+__all__ = ["CHECKS", "CheckResult", "HostFacts", "Status", "any_failed", "run_checks"]

@@ -9,6 +9,7 @@ from pathlib import Path
 from stackctl.config import StackConfig
 from stackctl.doctor.host import CommandOutput, GpuInfo, HostFacts
 from stackctl.layout import StackLayout
+from stackctl.runtime import Runtime
 from stackctl.services import Service
 from stackctl.stack import Stack
 
@@ -36,7 +37,7 @@ class DoctorContext:
         return self.stack.config
 
     @property
-    def runtime(self) -> str:
+    def runtime(self) -> Runtime:
         return self.stack.runtime
 
     @cached_property

@@ -8,8 +8,8 @@ from stackctl.doctor.result import CheckResult, fail, ok
 
 def check_docker(ctx: DoctorContext) -> list[CheckResult]:
     names = ("docker", "compose", "nvidia-runtime")
-    if ctx.runtime != "compose":
-        return [ok(name, f"not used (runtime: {ctx.runtime})") for name in names]
+    if not ctx.runtime.needs_docker:
+        return [ok(name, f"not used (runtime: {ctx.runtime.name})") for name in names]
     docker = ctx.facts.docker()
     results = []
     if not docker.reachable:
@@ -50,8 +50,8 @@ def check_mount_propagation(ctx: DoctorContext) -> CheckResult:
     """A bind mount with `rslave`/`rshared` propagation (node-exporter's view of /) needs a
     shared host mount; Docker refuses to create the container otherwise."""
     name = "mount-propagation"
-    if ctx.runtime != "compose":
-        return ok(name, f"not used (runtime: {ctx.runtime})")
+    if not ctx.runtime.needs_docker:
+        return ok(name, f"not used (runtime: {ctx.runtime.name})")
     wanting = [(service, source) for service, source in _propagating_binds(ctx)]
     if not wanting:
         return ok(name, "no bind mount asks for mount propagation")

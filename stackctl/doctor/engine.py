@@ -25,7 +25,7 @@ def check_engine(ctx: DoctorContext) -> CheckResult:
     if not config.hardware_profile.has_gpu:
         return ok(name, "vLLM's CPU build at stackctl's pin serves the demo model")
     architecture = config.model_profile.architecture
-    if ctx.runtime == "native":
+    if not ctx.runtime.needs_docker:  # vLLM runs from stackctl's venv, not from an image
         return _native_engine(ctx, name, architecture)
     image = str(ctx.services["vllm"].compose.get("image", ""))
     inspected = image_vllm_version(ctx, image)
@@ -54,7 +54,7 @@ def check_engine(ctx: DoctorContext) -> CheckResult:
 def check_engine_version(ctx: DoctorContext) -> CheckResult:
     """The vLLM a local image really carries (`import vllm` in a throwaway container)."""
     name = "engine-version"
-    if not ctx.config.hardware_profile.has_gpu or ctx.runtime != "compose":
+    if not ctx.config.hardware_profile.has_gpu or not ctx.runtime.needs_docker:
         return ok(name, "not an image (native or CPU engine; see the engine check)")
     image = str(ctx.services["vllm"].compose.get("image", ""))
     if _inspect(ctx, image) is None:

@@ -71,8 +71,8 @@ def check_cuda_image(ctx: DoctorContext) -> CheckResult:
     name = "cuda-image"
     if not ctx.config.hardware_profile.has_gpu:
         return ok(name, f"not needed (hardware: {ctx.config.hardware})")
-    if ctx.runtime != "compose":
-        return ok(name, f"not used (runtime: {ctx.runtime}; the engine check covers the native CUDA build)")
+    if not ctx.runtime.needs_docker:
+        return ok(name, f"not used (runtime: {ctx.runtime.name}; the engine check covers the native CUDA build)")
     image = str(ctx.services["vllm"].compose.get("image", ""))
     facts = image_facts(image)
     if facts is None:
@@ -94,7 +94,7 @@ def check_cuda_image(ctx: DoctorContext) -> CheckResult:
         other = f", or set images.vllm: {chosen.reference} (runs on driver {major})" if chosen else ""
         return fail(name, f"{found} needs driver >= {needs_driver}, found {major}",
                     f"install nvidia-driver-{needs_driver}-open and reboot{other}")
-    return ok(name, found + (f", GPU {', '.join(sorted(sms))}" if sms else ""))
+    return ok(name, found + (f", GPU {', '.join(sorted(sm for sm in sms if sm))}" if sms else ""))
 
 
 def _driver_version(version_text: str | None, gpus: tuple[GpuInfo, ...]) -> str | None:

@@ -265,7 +265,7 @@ class HostFacts:
 
 def _socket_inodes(proc: Path) -> set[str]:
     """Socket inodes a process holds open (other users' processes are unreadable: empty)."""
-    found = set()
+    found: set[str] = set()
     try:
         descriptors = list((proc / "fd").iterdir())
     except OSError:

@@ -17,7 +17,7 @@ _OUTSIDE_BUDGET = (
 def check_unified_memory(ctx: DoctorContext) -> CheckResult:
     name = "memory"
     hardware = ctx.config.hardware_profile
-    utilization = ctx.config.vllm.gpu_memory_utilization or hardware.gpu_memory_utilization
+    utilization = ctx.stack.vllm.gpu_memory_utilization
     total_kib = ctx.facts.meminfo_kib().get("MemTotal")
     if not hardware.unified_memory:
         return ok(name, f"{total_kib / 1024**2:.0f} GiB RAM; GPU memory is separate" if total_kib else "GPU memory is separate")

@@ -19,6 +19,7 @@ from stackctl.doctor.model_config import (
 from stackctl.doctor.result import CheckResult, fail, ok, warn
 
 GB = 10**9
+VLLM_DEFAULT_GPU_MEMORY_UTILIZATION = 0.9
 # Room for the tokenizer, config and the partial file being written, beyond the weights.
 DISK_MARGIN = 1.05
 _LVM_HINT = (
@@ -42,8 +43,8 @@ def model_facts(ctx: DoctorContext) -> ModelFacts:
     profile_bytes = int(profile.weights_gb * GB)
     if ctx.config.vllm.model_path:
         directory = Path(ctx.config.vllm.model_path).expanduser()
-        config_path = directory / "config.json" if (directory / "config.json").is_file() else None
-        snapshot = directory
+        config_path: Path | None = directory / "config.json" if (directory / "config.json").is_file() else None
+        snapshot: Path | None = directory
     elif profile.hf_id:
         config_path = find_config(ctx.hf_cache, profile.hf_id)
         snapshot = config_path.parent if config_path else None
@@ -63,9 +64,9 @@ def memory_bytes(ctx: DoctorContext) -> tuple[int, str] | None:
         total_kib = ctx.facts.meminfo_kib().get("MemTotal")
         if total_kib:
             return total_kib * 1024, "MemTotal (unified memory)"
-    gpus = [gpu for gpu in ctx.gpu_query.gpus if gpu.memory_mib]
-    if gpus:
-        return gpus[0].memory_mib * 1024 * 1024, f"{gpus[0].name}"
+    sizes = [(gpu.memory_mib, gpu.name) for gpu in ctx.gpu_query.gpus if gpu.memory_mib]
+    if sizes:
+        return sizes[0][0] * 1024 * 1024, sizes[0][1]
     if hardware.memory_gb:
         return int(hardware.memory_gb * GIB), f"profile {hardware.name}"
     return None
@@ -74,7 +75,6 @@ def memory_bytes(ctx: DoctorContext) -> tuple[int, str] | None:
 def check_model_fit(ctx: DoctorContext) -> CheckResult:
     name = "model-fit"
     config = ctx.config
-    profile = config.model_profile
     if not config.hardware_profile.has_gpu:
         return ok(name, f"not checked on hardware '{config.hardware}' (the CPU engine sizes its own KV cache)")
     facts = model_facts(ctx)
@@ -86,17 +86,19 @@ def check_model_fit(ctx: DoctorContext) -> CheckResult:
     if memory is None:
         return warn(name, "GPU memory unknown (no nvidia-smi answer, profile 'generic')",
                     "fix the GPU check first, or pick the hardware profile of this GPU")
-    utilization = config.vllm.gpu_memory_utilization or config.hardware_profile.gpu_memory_utilization or 0.9
+    settings = ctx.stack.vllm
+    # GPU hardware always has a utilization (its profile's, or stack.yaml's); 0.9 is vLLM's own default.
+    utilization = settings.gpu_memory_utilization or VLLM_DEFAULT_GPU_MEMORY_UTILIZATION
     report = fit_model(
         facts.shape,
         weight_bytes=facts.weight_bytes,
         memory_bytes=memory[0],
         gpu_memory_utilization=utilization,
-        max_model_len=config.vllm.max_model_len or profile.max_model_len,
-        max_num_seqs=config.vllm.max_num_seqs or profile.max_num_seqs,
-        kv_cache_dtype=profile.kv_cache_dtype,
+        max_model_len=settings.max_model_len,
+        max_num_seqs=settings.max_num_seqs,
+        kv_cache_dtype=settings.kv_cache_dtype,
     )
-    return judge_fit(name, report, facts, memory[1], utilization, profile.kv_cache_dtype)
+    return judge_fit(name, report, facts, memory[1], utilization, settings.kv_cache_dtype)
 
 
 def judge_fit(name: str, report: FitReport, facts: ModelFacts, memory_source: str, utilization: float,

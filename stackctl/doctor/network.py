@@ -44,7 +44,7 @@ def check_ports(ctx: DoctorContext) -> CheckResult:
     found = f"{len(ctx.config.enabled_port_names()) - len(denied)} ports free"
     if ours:
         found += f"; held by this stack: {', '.join(ours)}"
-    if denied and ctx.runtime == "native":
+    if denied and ctx.runtime.privileged_ports_need_root:
         return warn(name, found + f"; binding {', '.join(denied)} needs root",
                     "run the native runtime as root, grant nginx CAP_NET_BIND_SERVICE, or set ports.http / ports.https above 1024")
     return ok(name, found)

@@ -20,7 +20,7 @@ from stackctl.doctor.network import (
     check_nginx_upstreams,
     check_ports,
 )
-from stackctl.doctor.result import CheckResult, Status, fail
+from stackctl.doctor.result import CheckResult, fail
 from stackctl.doctor.vllm_flags import check_tool_parser, check_vllm_flags
 from stackctl.stack import Stack
 
@@ -80,7 +80,3 @@ def run_checks(
                            "report this as a stackctl bug, with `stackctl doctor --json`")
         results += outcome if isinstance(outcome, list) else [outcome]
     return results
-
-
-def failed(results: list[CheckResult]) -> list[CheckResult]:
-    return [result for result in results if result.status is Status.fail]

@@ -7,12 +7,12 @@ import json
 import subprocess
 from pathlib import Path
 
-from stackctl.context import local_model_dir
 from stackctl.doctor.context import DoctorContext
 from stackctl.doctor.model import model_facts
 from stackctl.doctor.result import CheckResult, fail, ok, warn
 from stackctl.engine.install import default_engine_dir, installed_engine
 from stackctl.vllm_args import vllm_args
+from stackctl.vllm_settings import local_model_dir
 
 PARSE_TIMEOUT_S = 120
 _PARSE_SCRIPT = Path(__file__).with_name("_vllm_parse.py")
@@ -128,7 +128,7 @@ def _default_engine_python(ctx: DoctorContext) -> Path | None:
 def _engine_environment(ctx: DoctorContext) -> set[str]:
     """VLLM_* names the engine will see: the profile's, and (native runtime) the user's own shell's."""
     names = {key for key, _value in ctx.config.hardware_profile.vllm_environment} | {"VLLM_API_KEY"}
-    if ctx.runtime == "native":
+    if ctx.runtime.inherits_shell_environment:
         names |= {key for key in ctx.facts.environ if key.startswith("VLLM_")}
     return names
 

@@ -1,7 +1,7 @@
 """`stackctl gpu-exporter`: GPU metrics for Prometheus from NVML (nvidia-ml-py), unified memory included.
 
 Imports nothing but the standard library, nvidia-ml-py and prometheus-client (plus stackctl's
-errors), so it also runs from a bare checkout: `python -m stackctl.gpu_exporter --once`.
+errors); its one front end is the `stackctl gpu-exporter` command (stackctl/commands/gpu_exporter.py).
 """
 
 from stackctl.gpu_exporter.collector import render_metrics, render_report, report_metrics

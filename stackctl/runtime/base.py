@@ -1,12 +1,24 @@
-"""What every runtime offers the CLI: the same verbs, events and status rows."""
+"""What every runtime is: one object per way of running a stack, answering for itself.
+
+A runtime knows where its services see the stack's files, how vLLM finds a local model, where
+nginx serves ACME challenges and certificates from, how nginx is reloaded, what a systemd unit
+runs, which checks apply to it, and how its services start, stop and report. Nothing outside
+`runtime_for` asks which runtime it is.
+"""
 
 from __future__ import annotations
 
+import os
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, Protocol
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar, Literal
 
+from stackctl.config import RuntimeName, StackConfig
+from stackctl.envfile import read_env
 from stackctl.errors import ServiceFailed
+from stackctl.layout import StackLayout
 from stackctl.services import Service
 
 if TYPE_CHECKING:
@@ -40,6 +52,15 @@ class ServiceStatus:
     restarts: int | None = None
 
 
+@dataclass(frozen=True)
+class ModelLocation:
+    """How vLLM reaches its model: `--model` (None: the profile's Hugging Face id) and the bind
+    mounts that make it visible."""
+
+    reference: str | None
+    mounts: tuple[str, ...] = field(default_factory=tuple)
+
+
 class ServiceStartFailed(ServiceFailed):
     """A service exited or missed its health gate; carries its log tail and what it diagnosed there."""
 
@@ -53,8 +74,93 @@ class ServiceStartFailed(ServiceFailed):
         self.hint = hint if hint is not None else (diagnosis.one_line() if diagnosis else None)
 
 
-class Runtime(Protocol):
-    def up(self, services: list[Service], on_event: Callable[[ServiceEvent], None]) -> None: ...
+OnEvent = Callable[[ServiceEvent], None]
+
+
+class Runtime(ABC):
+    name: ClassVar[RuntimeName]
+    # Doctor's Docker checks (engine, Compose, NVIDIA runtime, image CUDA) apply.
+    needs_docker: ClassVar[bool]
+    # Ports below 1024 need root (containers bind them as root; processes as their user).
+    privileged_ports_need_root: ClassVar[bool]
+    # The environment of the shell running stackctl reaches vLLM (a process; not a container).
+    inherits_shell_environment: ClassVar[bool]
+
+    def __init__(self, layout: StackLayout, config: StackConfig) -> None:
+        self.layout = layout
+        self.config = config
+
+    # -- how the stack is rendered for this runtime ------------------------------------------
+
+    @abstractmethod
+    def template_paths(self) -> dict[str, str]:
+        """`rendered`, `data` and `state` as the services see them."""
+
+    @abstractmethod
+    def model_location(self, local_model: Path | None) -> ModelLocation:
+        """Where vLLM finds a model served from a local directory (None: the Hugging Face id)."""
+
+    @abstractmethod
+    def acme_webroot(self) -> str:
+        """Where nginx serves /.well-known/acme-challenge/ from, as nginx sees it."""
+
+    @abstractmethod
+    def certificate_root(self) -> str | None:
+        """Where nginx sees certbot's directory (None: where it is on the host)."""
+
+    @property
+    def nginx_user(self) -> str | None:
+        """The `user` directive of a rendered nginx.conf (None: nginx's default)."""
+        return None
+
+    @property
+    def renders_nginx_main_config(self) -> bool:
+        """Whether nginx runs from stackctl's nginx.conf (else the image brings its own)."""
+        return True
+
+    # -- secrets, nginx and systemd -----------------------------------------------------------
+
+    def vllm_api_key(self) -> str | None:
+        """The key vLLM requires: the environment's, else .env's (Compose's own precedence when
+        it fills ${VLLM_API_KEY}, and what a native process inherits)."""
+        return os.environ.get("VLLM_API_KEY") or read_env(self.layout.env_file).get("VLLM_API_KEY") or None
+
+    @abstractmethod
+    def reload_nginx(self) -> None:
+        """Make the running nginx serve freshly rendered config (checked first where possible)."""
+
+    @abstractmethod
+    def certificate_deploy_hook(self) -> str | None:
+        """A command certbot runs after each renewal so nginx serves the new certificate (None:
+        this runtime reloads nginx another way)."""
+
+    @abstractmethod
+    def renewal_note(self) -> str:
+        """How renewed certificates reach nginx, for the user."""
+
+    @abstractmethod
+    def systemd_service_lines(self, stackctl: list[str], docker: str) -> list[str]:
+        """The [Unit] dependencies and [Service] start/stop lines of a unit that keeps the stack up."""
+
+    # -- running ------------------------------------------------------------------------------
+
+    def prepare(self, services: list[Service], on_progress: Callable[[str], None]) -> None:
+        """Whatever must exist before `up` (an engine venv, a model): nothing by default."""
+        return
+
+    def check_available(self) -> None:
+        """Raise RuntimeUnavailable when this runtime cannot start anything here (by default it
+        always can)."""
+        return
+
+    @abstractmethod
+    def up(self, services: list[Service], on_event: OnEvent = lambda _event: None) -> None: ...
+
+    @abstractmethod
     def down(self, services: list[Service]) -> list[str]: ...
+
+    @abstractmethod
     def status(self, services: list[Service]) -> list[ServiceStatus]: ...
+
+    @abstractmethod
     def logs(self, service: str, follow: bool) -> Iterator[str]: ...

@@ -8,37 +8,123 @@ stackctl's own probe); a failed start removes what this `up` started and reports
 
 from __future__ import annotations
 
+import shlex
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import UTC, datetime
+from functools import cached_property
+from pathlib import Path
 
 from python_on_whales import Container, DockerClient
 from python_on_whales.exceptions import DockerException
 
 from stackctl.diagnosis import DIAGNOSIS_LOG_LINES, diagnose_log, diagnose_service_log
-from stackctl.envfile import read_env
+from stackctl.engine.demo_model import default_demo_model_dir
 from stackctl.errors import RuntimeUnavailable, StackError
 from stackctl.health import ProbeResult, probe, wait_until_healthy
 from stackctl.render import render_project
-from stackctl.runtime.base import ServiceEvent, ServiceStartFailed, ServiceStatus
-from stackctl.runtime.compose_images import ensure_images, error_line
+from stackctl.runtime.base import (
+    ModelLocation,
+    OnEvent,
+    Runtime,
+    ServiceEvent,
+    ServiceStartFailed,
+    ServiceStatus,
+)
+from stackctl.runtime.compose_images import ensure_images
+from stackctl.runtime.docker_output import docker_output, error_line
 from stackctl.services import Service
-from stackctl.stack import Stack
 
 SERVICE_LABEL = "com.docker.compose.service"
 # Seconds a service without a health gate (certbot) must stay up to count as started.
 SETTLE_S = 3.0
+# Where a local model directory is mounted inside the vLLM container.
+CONTAINER_MODEL_DIR = "/models/local"
+# Where the vllm-cpu image (images/vllm-cpu) carries the demo model.
+IMAGE_DEMO_MODEL_DIR = "/models/tiny"
 
 
-class ComposeRuntime:
-    def __init__(self, stack: Stack) -> None:
-        self.stack = stack
-        layout = stack.layout
-        self.docker = DockerClient(
+class ComposeRuntime(Runtime):
+    """The rendered docker-compose.yml through Docker Compose v2 (python-on-whales)."""
+
+    name = "compose"
+    needs_docker = True
+    privileged_ports_need_root = False
+    inherits_shell_environment = False
+
+    # -- rendering ---------------------------------------------------------------------------
+
+    def template_paths(self) -> dict[str, str]:
+        # Relative to the directory holding docker-compose.yml, so the project can be moved.
+        return {"rendered": "./rendered", "data": "./data", "state": "./.stackctl"}
+
+    def model_location(self, local_model: Path | None) -> ModelLocation:
+        if local_model is None:
+            return ModelLocation(None)
+        if "cpu" in self.config.hardware_profile.traits and local_model == default_demo_model_dir():
+            # The CPU image carries the demo model: nothing to generate or mount on the host.
+            return ModelLocation(IMAGE_DEMO_MODEL_DIR)
+        return ModelLocation(CONTAINER_MODEL_DIR, (f"{local_model}:{CONTAINER_MODEL_DIR}:ro",))
+
+    def acme_webroot(self) -> str:
+        return "/var/www/acme"  # data/acme, mounted by compose/nginx.yml and compose/certbot.yml
+
+    def certificate_root(self) -> str:
+        return "/etc/letsencrypt"  # stack.yaml's letsencrypt_dir, mounted
+
+    @property
+    def renders_nginx_main_config(self) -> bool:
+        return False  # the nginx image brings its own nginx.conf; only the site is rendered
+
+    # -- nginx, systemd ----------------------------------------------------------------------
+
+    def reload_nginx(self) -> None:
+        for argv, what in ((["nginx", "-t", "-q"], "the re-rendered nginx config does not pass `nginx -t`"),
+                           (["nginx", "-s", "reload"], "nginx did not reload; is it running (`stackctl up`)?")):
+            try:
+                self.docker.compose.execute("nginx", argv, tty=False)
+            except DockerException as error:
+                raise StackError(f"{what}: {error_line(docker_output(error))}") from None
+
+    def certificate_deploy_hook(self) -> None:
+        # The certbot service renews in a container that cannot signal nginx's.
+        return None
+
+    def renewal_note(self) -> str:
+        return "the certbot service renews twice a day; nginx reloads itself every 12 h (compose/nginx.yml)"
+
+    def compose_argv(self, docker: str = "docker") -> list[str]:
+        """`docker compose` for this project, as a person (or a systemd unit) would type it."""
+        return [docker, "compose", "--project-directory", str(self.layout.root), "-f", str(self.layout.compose_file),
+                "--env-file", str(self.layout.env_file)]
+
+    def systemd_service_lines(self, stackctl: list[str], docker: str) -> list[str]:
+        compose = self.compose_argv(docker)
+        return [
+            "After=network-online.target docker.service",
+            "Requires=docker.service",
+            "",
+            "[Service]",
+            # Compose in the foreground: systemd sees the stack die and restarts it; depends_on with
+            # service_healthy keeps the start order of `stackctl up`.
+            "Type=simple",
+            f"ExecStartPre={shlex.join([*stackctl, 'render'])}",
+            # The weights first, resumable: Compose's vLLM then only loads them.
+            f"ExecStartPre={shlex.join([*stackctl, 'pull'])}",
+            f"ExecStart={shlex.join([*compose, 'up', '--remove-orphans'])}",
+            f"ExecStop={shlex.join([*compose, 'stop'])}",
+        ]
+
+    # -- running -----------------------------------------------------------------------------
+
+    @cached_property
+    def docker(self) -> DockerClient:
+        layout = self.layout
+        return DockerClient(
             compose_files=[layout.compose_file],
             compose_env_files=[layout.env_file] if layout.env_file.exists() else [],
             compose_project_directory=layout.root,
-            compose_project_name=stack.config.project,
+            compose_project_name=self.config.project,
         )
 
     def check_available(self) -> None:
@@ -56,12 +142,12 @@ class ComposeRuntime:
 
     # -- up --------------------------------------------------------------------------------
 
-    def up(self, services: list[Service], on_event: Callable[[ServiceEvent], None] = lambda _event: None) -> None:
+    def up(self, services: list[Service], on_event: OnEvent = lambda _event: None) -> None:
         """Make images ready, then start what is not running, in order, each behind its gate.
         On failure, remove the containers this call started and raise ServiceStartFailed."""
         self.check_available()
-        render_project(self.stack.config, self.stack.layout, runtime="compose")
-        (self.stack.layout.data / "acme").mkdir(parents=True, exist_ok=True)
+        render_project(self.config, self.layout, self)
+        (self.layout.data / "acme").mkdir(parents=True, exist_ok=True)
         before = self._containers()
         ensure_images(self.docker, services, on_event)
         started: list[Service] = []
@@ -89,18 +175,17 @@ class ComposeRuntime:
             self.docker.compose.up([service.name], detach=True, dependencies=False, no_build=True, pull="never",
                                    quiet=True)
         except DockerException as error:
-            output = _docker_error(error)
+            output = docker_output(error)
             raise ServiceStartFailed(f"{service.name}: `docker compose up` failed: {error_line(output)}",
                                      log_tail=None, service=service.name,
                                      diagnosis=diagnose_log(output.splitlines())) from None
         container = self._containers().get(service.name)
         if container is None:
             raise ServiceStartFailed(f"{service.name}: Compose reported success but no container exists; "
-                                     f"see `docker compose -p {self.stack.config.project} ps -a`")
+                                     f"see `docker compose -p {self.config.project} ps -a`")
         return container
 
-    def _wait_healthy(self, service: Service, container: Container, on_event: Callable[[ServiceEvent], None],
-                      fresh: bool) -> None:
+    def _wait_healthy(self, service: Service, container: Container, on_event: OnEvent, fresh: bool) -> None:
         restarts_at_start = container.restart_count or 0
         watch = _ContainerWatch(self.docker, container.id, restarts_at_start)
         if service.health is None:
@@ -111,8 +196,9 @@ class ComposeRuntime:
             return
         result = wait_until_healthy(
             service.health, service.start_timeout, is_alive=watch.is_alive, confirm=watch.docker_health,
-            api_key=self._api_key(), served_name=self.stack.config.served_name,
-            on_tick=lambda elapsed, probe_result: on_event(ServiceEvent(service, "waiting", elapsed, probe_result.detail)),
+            api_key=self.vllm_api_key(), served_name=self.config.served_name,
+            on_tick=lambda elapsed, probe_result: fresh and on_event(
+                ServiceEvent(service, "waiting", elapsed, probe_result.detail)),
         )
         if result.healthy:
             on_event(ServiceEvent(service, "healthy" if fresh else "running", detail=result.detail))
@@ -125,7 +211,7 @@ class ComposeRuntime:
     def _fail(self, service: Service, message: str) -> None:
         log_tail = self._log_tail(service.name)
         raise ServiceStartFailed(f"{message}; see `stackctl logs {service.name}`", log_tail, service=service.name,
-                                 diagnosis=diagnose_service_log(service.name, log_tail, self.stack.config))
+                                 diagnosis=diagnose_service_log(service.name, log_tail, self.config))
 
     def _remove(self, names: list[str]) -> None:
         if not names:
@@ -145,7 +231,7 @@ class ComposeRuntime:
         try:
             self.docker.compose.down(remove_orphans=True, quiet=True)
         except DockerException as error:
-            raise StackError(f"`docker compose down` failed: {_docker_error(error)}") from None
+            raise StackError(f"`docker compose down` failed: {docker_output(error)}") from None
         order = [service.name for service in reversed(services)]
         return [name for name in order if name in present] + sorted(set(present) - set(order))
 
@@ -163,7 +249,7 @@ class ComposeRuntime:
             result: ProbeResult | None = None
             docker_health = state.health.status if state.health else None
             if state.running and service.health:
-                result = probe(service.health, api_key=self._api_key(), served_name=self.stack.config.served_name)
+                result = probe(service.health, api_key=self.vllm_api_key(), served_name=self.config.served_name)
             healthy = None if result is None else result.healthy and docker_health in (None, "healthy")
             detail = result.detail if result else ""
             if docker_health and docker_health != "healthy":
@@ -177,14 +263,14 @@ class ComposeRuntime:
 
     def logs(self, service: str, follow: bool) -> Iterator[str]:
         self.check_available()
-        known = [each.name for each in self.stack.services()]
+        known = sorted(self.config.enabled_services())
         if service not in known:
             raise StackError(f"no service '{service}' in this stack; services: {', '.join(known)}")
         try:
             for _source, line in self.docker.compose.logs([service], follow=follow, stream=True, no_log_prefix=True):
                 yield line.decode(errors="replace")
         except DockerException as error:
-            raise StackError(f"`docker compose logs {service}` failed: {_docker_error(error)}") from None
+            raise StackError(f"`docker compose logs {service}` failed: {docker_output(error)}") from None
 
     # -- helpers -----------------------------------------------------------------------------
 
@@ -193,8 +279,9 @@ class ComposeRuntime:
         try:
             containers = self.docker.compose.ps(all=True)
         except DockerException as error:
-            raise StackError(f"`docker compose ps` failed: {_docker_error(error)}") from None
-        return {container.config.labels.get(SERVICE_LABEL, container.name): container for container in containers}
+            raise StackError(f"`docker compose ps` failed: {docker_output(error)}") from None
+        return {(container.config.labels or {}).get(SERVICE_LABEL, container.name): container
+                for container in containers}
 
     def _log_tail(self, service: str) -> list[str]:
         try:
@@ -202,9 +289,6 @@ class ComposeRuntime:
         except DockerException:
             return []
         return str(text).splitlines()[-DIAGNOSIS_LOG_LINES:]
-
-    def _api_key(self) -> str | None:
-        return read_env(self.stack.layout.env_file).get("VLLM_API_KEY") or None
 
 
 class _ContainerWatch:
@@ -248,10 +332,6 @@ class _ContainerWatch:
         return ProbeResult(health.status == "healthy", f"Docker health: {health.status}")
 
 
-def _docker_error(error: DockerException) -> str:
-    """The useful part of a failed docker command: its stderr, else its stdout."""
-    text = (error.stderr or error.stdout or str(error) or "").strip()
-    return text or "no output"
 
 
 def _now() -> datetime:

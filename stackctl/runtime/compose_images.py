@@ -15,6 +15,7 @@ from python_on_whales.exceptions import DockerException
 
 from stackctl.errors import StackError
 from stackctl.runtime.base import ServiceEvent
+from stackctl.runtime.docker_output import error_line
 from stackctl.services import Service
 
 # Output of a failed build or pull that means "the registry is out of reach".
@@ -92,12 +93,3 @@ def _pull(docker: DockerClient, service: Service, image: str, on_event: Callable
     if not present:
         raise ImageUnavailable(f"image {image} (service {service.name}) is still missing after `docker compose pull`; "
                                f"set images.{service.name} in stack.yaml to an image this host has (`docker images`)")
-
-
-def error_line(output: str) -> str:
-    """The line of a docker command's output that says what went wrong."""
-    lines = [line.strip() for line in output.splitlines() if line.strip()]
-    for line in reversed(lines):
-        if re.search(r"error|failed|denied|not found|no such|unable", line, re.IGNORECASE):
-            return line[:300]
-    return lines[-1][:300] if lines else "no output"

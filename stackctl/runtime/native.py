@@ -1,39 +1,50 @@
-"""The native runtime: the same service definitions, run as supervised local processes."""
+"""The native runtime: the same service definitions, run as local processes under one
+supervisord per stack (a crashed service is restarted, a crash loop given up on)."""
 
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import socket
 import time
 from collections.abc import Callable, Iterator
+from functools import cached_property
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from pydantic import ValidationError
 
 from stackctl.diagnosis import DIAGNOSIS_LOG_LINES, diagnose_service_log
-from stackctl.envfile import read_env
 from stackctl.errors import StackError
 from stackctl.health import ProbeResult, probe, wait_until_healthy
-from stackctl.interpolate import interpolate
 from stackctl.render import render_project
-from stackctl.runtime.base import ServiceEvent, ServiceStartFailed, ServiceStatus
+from stackctl.runtime.base import (
+    ModelLocation,
+    OnEvent,
+    Runtime,
+    ServiceEvent,
+    ServiceStartFailed,
+    ServiceStatus,
+)
+from stackctl.runtime.launch import LaunchSpec
 from stackctl.runtime.processes import (
     ProcessRecord,
     is_running,
     last_line,
-    start_process,
     stop_process,
     tail,
     uptime_s,
 )
+from stackctl.runtime.supervisor import ALIVE_STATES, Program, StackSupervisor
 from stackctl.services import Service, environment_mapping
-from stackctl.stack import Stack
+from stackctl.tls.nginx import native_nginx_reload_argv, reload_native_nginx
 
 # vLLM frees its KV cache and workers on SIGTERM; give it longer than the small services.
 STOP_GRACE_S = {"vllm": 30.0}
 DEFAULT_STOP_GRACE_S = 10.0
+# Seconds the launcher may take to record a freshly started service.
+LAUNCH_TIMEOUT_S = 30.0
 # Where a missing native binary comes from, for the error message.
 PACKAGE_HINTS = {
     "prometheus": "apt-get install prometheus",
@@ -42,11 +53,80 @@ PACKAGE_HINTS = {
     "grafana": "Grafana's apt repository (grafana package), or set services.grafana: false",
 }
 
-class NativeRuntime:
-    def __init__(self, stack: Stack) -> None:
-        self.stack = stack
-        self.layout = stack.layout
-        self.records_dir = self.layout.state / "pids"
+class NativeRuntime(Runtime):
+    """Each fragment's `x-stackctl.native` command as a supervised local process."""
+
+    name = "native"
+    needs_docker = False
+    privileged_ports_need_root = True
+    inherits_shell_environment = True
+
+    @property
+    def records_dir(self) -> Path:
+        return self.layout.state / "pids"
+
+    @cached_property
+    def supervisor(self) -> StackSupervisor:
+        return StackSupervisor(self.layout)
+
+    # -- rendering ---------------------------------------------------------------------------
+
+    def template_paths(self) -> dict[str, str]:
+        return {"rendered": str(self.layout.rendered), "data": str(self.layout.data), "state": str(self.layout.state)}
+
+    def model_location(self, local_model: Path | None) -> ModelLocation:
+        return ModelLocation(str(local_model) if local_model else None)
+
+    def acme_webroot(self) -> str:
+        return str(self.layout.data / "acme")
+
+    def certificate_root(self) -> None:
+        return None  # nginx reads certbot's directory where it is
+
+    @property
+    def nginx_user(self) -> str | None:
+        # As root, nginx's workers would otherwise run as `nobody`, who cannot read the stack's files.
+        return "root" if os.geteuid() == 0 else None
+
+    # -- nginx, systemd ----------------------------------------------------------------------
+
+    def reload_nginx(self) -> None:
+        reload_native_nginx(self.layout)
+
+    def certificate_deploy_hook(self) -> str:
+        # Stored in renewal/<domain>.conf: every renewal (Debian's certbot.timer, `certbot renew`)
+        # reloads nginx, which otherwise serves the old certificate from memory until it expires.
+        return shlex.join(native_nginx_reload_argv(self.layout))
+
+    def renewal_note(self) -> str:
+        return self.certificate_deploy_hook()
+
+    def systemd_service_lines(self, stackctl: list[str], docker: str) -> list[str]:
+        return [
+            "After=network-online.target",
+            "",
+            "[Service]",
+            # `stackctl up` returns once every service is healthy; the services stay in this unit's
+            # cgroup, and systemd restarts the unit when they are all gone.
+            "Type=forking",
+            "GuessMainPID=no",
+            # The engine venv (CPU or CUDA build, by stack.yaml) and the weights, each a no-op
+            # once there; `up` would do both, this makes them visible as their own steps.
+            f"ExecStartPre={shlex.join([*stackctl, 'install-engine'])}",
+            f"ExecStartPre={shlex.join([*stackctl, 'pull'])}",
+            f"ExecStart={shlex.join([*stackctl, 'up', '--runtime', 'native'])}",
+            f"ExecStop={shlex.join([*stackctl, 'down', '--runtime', 'native'])}",
+        ]
+
+    # -- running -----------------------------------------------------------------------------
+
+    def prepare(self, services: list[Service], on_progress: Callable[[str], None]) -> None:
+        """vLLM runs from a venv of its own: the CPU build (and the demo model) are installed on
+        first use; a GPU host brings its own."""
+        if any(service.name == "vllm" for service in services):
+            from stackctl.runtime.native_engine import ensure_native_engine
+
+            ensure_native_engine(self.config, on_progress)
 
     # -- records ---------------------------------------------------------------------------
 
@@ -54,30 +134,30 @@ class NativeRuntime:
         return self.records_dir / f"{name}.json"
 
     def record(self, name: str) -> ProcessRecord | None:
+        """What the launcher wrote when it last started the service (None: never, or `down`)."""
         path = self._record_path(name)
         try:
             return ProcessRecord.model_validate_json(path.read_text())
         except (OSError, ValidationError):
             return None
 
-    def _save(self, record: ProcessRecord) -> None:
-        self.records_dir.mkdir(parents=True, exist_ok=True)
-        self._record_path(record.service).write_text(record.model_dump_json())
-
     def _forget(self, name: str) -> None:
         self._record_path(name).unlink(missing_ok=True)
 
     # -- up --------------------------------------------------------------------------------
 
-    def up(self, services: list[Service], on_event: Callable[[ServiceEvent], None] = lambda _event: None) -> None:
-        """Start what is not healthy, in order, each behind its gate. On failure, stop what this
-        call started and raise ServiceStartFailed (log tail + hint)."""
+    def up(self, services: list[Service], on_event: OnEvent = lambda _event: None) -> None:
+        """Start what is not healthy, in order, each behind its gate, under the stack's
+        supervisor (which restarts a crashed service). On failure, stop what this call started
+        and raise ServiceStartFailed (log tail + diagnosis)."""
         self._prepare_directories()
-        render_project(self.stack.config, self.layout, runtime="native")
-        variables = {**read_env(self.layout.env_file), **os.environ}
+        render_project(self.config, self.layout, self)
         running = {service.name for service in services if self._is_running(service.name)}
         to_start = [service for service in services if service.name not in running]
         self._preflight(to_start)
+        generation = time.time()
+        self.supervisor.configure([self._program(service, generation if service in to_start else None)
+                                   for service in services])
         started: list[Service] = []
         try:
             for service in services:
@@ -86,50 +166,77 @@ class NativeRuntime:
                     if result.healthy:
                         on_event(ServiceEvent(service, "running", detail=result.detail))
                         continue
-                else:
-                    was_dead = self.record(service.name) is not None
-                    self._stop(service.name)  # leftovers of a dead run's process group
-                    on_event(ServiceEvent(service, "restarting" if was_dead else "starting"))
-                    self._save(self._start(service, variables))
-                    started.append(service)
-                self._wait_healthy(service, on_event)
+                    self.supervisor.stop(service.name)  # alive but not serving: start it again
+                was_dead = self.record(service.name) is not None
+                on_event(ServiceEvent(service, "restarting" if was_dead else "starting"))
+                self._forget(service.name)
+                started.append(service)
+                self.supervisor.start(service.name)
+                self._wait_healthy(service, self._first_record(service), on_event)
         except BaseException:
             for service in reversed(started):
                 self._stop(service.name)
+            if not any(self._is_running(service.name) for service in services):
+                self.supervisor.shutdown()  # nothing of this stack runs: nothing supervises either
             raise
 
-    def _start(self, service: Service, variables: dict[str, str]) -> ProcessRecord:
+    def _program(self, service: Service, generation: float | None) -> Program:
+        """The supervisor's program for a service; a new launch spec when it is (re)started."""
         assert service.native is not None
-        environment = dict(os.environ)
-        declared = {**environment_mapping(service.compose.get("environment")), **service.native.environment}
-        for key, value in declared.items():
-            environment[key] = interpolate(value, variables)
+        spec_file = self.layout.state / "launch" / f"{service.name}.json"
         log_file = self.layout.logs / f"{service.name}.log"
-        return start_process(service.name, list(service.native.argv), environment, log_file, self.layout.state)
+        if generation is not None or not spec_file.exists():
+            declared = {**environment_mapping(service.compose.get("environment")), **service.native.environment}
+            spec = LaunchSpec(service=service.name, argv=list(service.native.argv), environment=declared,
+                              env_file=str(self.layout.env_file), record_file=str(self._record_path(service.name)),
+                              log_file=str(log_file), generation=generation or time.time())
+            spec_file.parent.mkdir(parents=True, exist_ok=True)
+            spec_file.write_text(spec.model_dump_json(indent=2))
+        return Program(service.name, spec_file, log_file, start_seconds=int(service.start_timeout),
+                       stop_grace_s=int(STOP_GRACE_S.get(service.name, DEFAULT_STOP_GRACE_S)))
 
-    def _wait_healthy(self, service: Service, on_event: Callable[[ServiceEvent], None]) -> None:
-        record = self.record(service.name)
-        if record is None or service.health is None:
-            return
-        log_file = Path(record.log_file)
+    def _first_record(self, service: Service) -> ProcessRecord | None:
+        """The record the launcher writes once the supervisor started it (None: it died first)."""
+        deadline = time.monotonic() + LAUNCH_TIMEOUT_S
+        while time.monotonic() < deadline:
+            record = self.record(service.name)
+            if record is not None:
+                return record
+            state = self.supervisor.state(service.name)
+            if state is not None and state.state not in (*ALIVE_STATES, "BACKOFF"):
+                return None
+            time.sleep(0.05)
+        return None
+
+    def _wait_healthy(self, service: Service, record: ProcessRecord | None, on_event: OnEvent) -> None:
+        log_file = self.layout.logs / f"{service.name}.log"
+        offset = record.log_offset if record else 0
+
+        def alive() -> bool:
+            # The first start's process: a retry by the supervisor is a failed start here.
+            return record is not None and is_running(record)
 
         def tick(elapsed: float, _result: ProbeResult) -> None:
-            on_event(ServiceEvent(service, "waiting", elapsed, last_line(log_file, record.log_offset)))
+            on_event(ServiceEvent(service, "waiting", elapsed, last_line(log_file, offset)))
 
-        result = wait_until_healthy(
-            service.health, service.start_timeout, is_alive=lambda: is_running(record), on_tick=tick,
-            api_key=self._api_key(), served_name=self.stack.config.served_name,
-        )
+        if service.health is None:
+            result = ProbeResult(alive(), "running" if alive() else "the process exited")
+        else:
+            result = wait_until_healthy(
+                service.health, service.start_timeout, is_alive=alive, on_tick=tick,
+                api_key=self.vllm_api_key(), served_name=self.config.served_name,
+            )
         if result.healthy:
             on_event(ServiceEvent(service, "healthy", detail=result.detail))
             return
-        log_tail = tail(log_file, DIAGNOSIS_LOG_LINES, record.log_offset)
-        exited = not is_running(record)
+        exited = not alive()
+        self.supervisor.stop(service.name)  # no retries of a start that failed in front of the user
+        log_tail = tail(log_file, DIAGNOSIS_LOG_LINES, offset)
         what = "exited during start" if exited else f"did not become healthy in {service.start_timeout:.0f} s"
         detail = "" if exited else f" (last check: {result.detail})"
         raise ServiceStartFailed(
             f"{service.name} {what}{detail}; full log: {log_file}", log_tail, service=service.name,
-            diagnosis=diagnose_service_log(service.name, log_tail, self.stack.config),
+            diagnosis=diagnose_service_log(service.name, log_tail, self.config),
         )
 
     def _preflight(self, services: list[Service]) -> None:
@@ -158,17 +265,19 @@ class NativeRuntime:
     # -- down / status -----------------------------------------------------------------------
 
     def down(self, services: list[Service]) -> list[str]:
-        """Stop every service this stack started, dependents first. Data directories stay."""
+        """Stop every service, dependents first, then the supervisor. Data directories stay."""
         names = [service.name for service in reversed(services)]
         if self.records_dir.exists():
             names += sorted(path.stem for path in self.records_dir.glob("*.json") if path.stem not in names)
-        return [name for name in names if self._stop(name)]
+        stopped = [name for name in names if self._stop(name)]
+        self.supervisor.shutdown()
+        return stopped
 
     def _stop(self, name: str) -> bool:
+        stopped = self.supervisor.stop(name)
         record = self.record(name)
-        if record is None:
-            return False
-        stopped = stop_process(record, STOP_GRACE_S.get(name, DEFAULT_STOP_GRACE_S))
+        if record is not None and is_running(record):  # started outside this supervisor
+            stopped = stop_process(record, STOP_GRACE_S.get(name, DEFAULT_STOP_GRACE_S)) or stopped
         self._forget(name)
         return stopped
 
@@ -177,16 +286,23 @@ class NativeRuntime:
         for service in services:
             record = self.record(service.name)
             url = service.health.url if service.health else None
+            program = self.supervisor.state(service.name)
+            restarts = max(0, record.starts - 1) if record else None
             if record is None:
                 rows.append(ServiceStatus(service.name, "stopped", None, None, url, None, ""))
+            elif program is not None and program.state == "FATAL":
+                detail = (f"crashed {restarts + 1} times; the supervisor gave up: "
+                          f"{last_line(Path(record.log_file), record.log_offset)}")
+                rows.append(ServiceStatus(service.name, "failed", None, False, url, None, detail, restarts))
             elif not is_running(record):
+                state = "restarting" if program is not None and program.state in ("BACKOFF", "STARTING") else "dead"
                 detail = last_line(Path(record.log_file), record.log_offset)
-                rows.append(ServiceStatus(service.name, "dead", record.pid, False, url, None, detail))
+                rows.append(ServiceStatus(service.name, state, record.pid, False, url, None, detail, restarts))
             else:
                 result = self._probe(service)
                 rows.append(ServiceStatus(
                     service.name, "running", record.pid, result.healthy if service.health else None, url,
-                    uptime_s(record), result.detail,
+                    uptime_s(record), result.detail, restarts,
                 ))
         return rows
 
@@ -212,10 +328,8 @@ class NativeRuntime:
     def _probe(self, service: Service) -> ProbeResult:
         if service.health is None:
             return ProbeResult(True, "no health gate")
-        return probe(service.health, api_key=self._api_key(), served_name=self.stack.config.served_name)
+        return probe(service.health, api_key=self.vllm_api_key(), served_name=self.config.served_name)
 
-    def _api_key(self) -> str | None:
-        return os.environ.get("VLLM_API_KEY") or read_env(self.layout.env_file).get("VLLM_API_KEY") or None
 
 
 def service_port(service: Service) -> int | None:

@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from stackctl.config import StackConfig
-from stackctl.context import local_model_dir
 from stackctl.engine.demo_model import default_demo_model_dir, generate_demo_model
 from stackctl.engine.install import default_engine_dir, install_engine
+from stackctl.vllm_settings import local_model_dir
 
 
 def ensure_native_engine(config: StackConfig, on_progress: Callable[[str], None]) -> None:

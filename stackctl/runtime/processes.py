@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
 import time
 from collections import deque
 from pathlib import Path
@@ -22,27 +21,14 @@ class ProcessRecord(BaseModel):
     started_at: float
     log_file: str
     log_offset: int = 0
-
-
-def start_process(service: str, argv: list[str], env: dict[str, str], log_file: Path, cwd: Path) -> ProcessRecord:
-    log_file.parent.mkdir(parents=True, exist_ok=True)
-    with log_file.open("ab") as log:
-        offset = log.tell()
-        # A session of its own: the service outlives `stackctl up`, and `down` can signal the
-        # whole process group (vLLM's engine workers, nginx's workers) at once.
-        process = subprocess.Popen(
-            argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=cwd,
-            start_new_session=True,
-        )
-    return ProcessRecord(
-        service=service, pid=process.pid, start_ticks=_start_ticks(process.pid) or 0,
-        started_at=time.time(), log_file=str(log_file), log_offset=offset,
-    )
+    # How often the service was started since the `up` that made `generation` (restarts = starts - 1).
+    starts: int = 1
+    generation: float = 0.0
 
 
 def is_running(record: ProcessRecord) -> bool:
     """Alive, not a zombie, and still the process we started."""
-    ticks = _start_ticks(record.pid)
+    ticks = start_ticks(record.pid)
     if ticks is None or ticks != record.start_ticks:
         return False
     _reap(record.pid)
@@ -135,7 +121,7 @@ def _state(pid: int) -> str | None:
     return fields[0] if fields else None
 
 
-def _start_ticks(pid: int) -> int | None:
+def start_ticks(pid: int) -> int | None:
     fields = _stat_fields(pid)
     return int(fields[19]) if fields else None
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import secrets
-import shlex
 import shutil
 import subprocess
 from collections.abc import Mapping
@@ -15,7 +14,7 @@ import httpx
 
 from stackctl.errors import ConfigError, StackError
 from stackctl.stack import Stack
-from stackctl.tls.nginx import check_and_reload, reload_command, render_nginx_site
+from stackctl.tls.nginx import render_nginx_site
 
 LETS_ENCRYPT_STAGING = "https://acme-staging-v02.api.letsencrypt.org/directory"
 CERTBOT_TIMEOUT_S = 300
@@ -43,12 +42,6 @@ def acme_webroot(stack: Stack) -> Path:
     return stack.layout.data / "acme"
 
 
-def renewal_hook(stack: Stack) -> str:
-    if stack.runtime == "native":
-        return shlex.join(reload_command(stack))
-    return "nginx reloads itself every 12 h (compose/nginx.yml)"
-
-
 def certbot_command(stack: Stack, request: IssueRequest) -> list[str]:
     certbot = shutil.which("certbot")
     if not certbot:
@@ -61,12 +54,9 @@ def certbot_command(stack: Stack, request: IssueRequest) -> list[str]:
         "--config-dir", str(Path(stack.config.letsencrypt_dir).expanduser()),
         "--work-dir", str(state / "work"), "--logs-dir", str(state / "logs"),
     ]
-    if stack.runtime == "native":
-        # Stored in renewal/<domain>.conf: every renewal (Debian's certbot.timer, `certbot renew`)
-        # reloads nginx, which otherwise serves the old certificate from memory until it expires.
-        # Under Compose the certbot service renews in a container that cannot signal nginx's; the
-        # nginx service reloads itself twice a day instead (compose/nginx.yml).
-        argv += ["--deploy-hook", renewal_hook(stack)]
+    hook = stack.runtime.certificate_deploy_hook()
+    if hook:
+        argv += ["--deploy-hook", hook]
     if request.acme_server:
         argv += ["--server", request.acme_server]
     elif request.staging:
@@ -94,9 +84,9 @@ def issue_certificate(stack: Stack, request: IssueRequest, env: Mapping[str, str
     site_files = render_nginx_site(stack)
     if not any("ssl_certificate" in path.read_text() for path in site_files):
         raise StackError(f"certbot succeeded but {live} has no fullchain.pem/privkey.pem; nothing to serve")
-    check_and_reload(stack)
+    stack.runtime.reload_nginx()
     return IssuedCertificate(request.domain, live / "fullchain.pem", live / "privkey.pem", site_files,
-                             renewal_hook(stack))
+                             stack.runtime.renewal_note())
 
 
 def _check_config(stack: Stack, request: IssueRequest) -> None:

@@ -7,10 +7,13 @@ import shutil
 import subprocess
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from stackctl.errors import StackError
-from stackctl.render import render_configs
-from stackctl.stack import Stack
+from stackctl.layout import StackLayout
+
+if TYPE_CHECKING:
+    from stackctl.stack import Stack
 
 
 def nginx_binary() -> str:
@@ -20,39 +23,31 @@ def nginx_binary() -> str:
     return path
 
 
-def reload_command(stack: Stack) -> list[str]:
-    """What reloads the running nginx: a signal to its master process, via `nginx -s reload`."""
-    if stack.runtime == "native":
-        # -c/-p as the native runtime starts it, so nginx finds the same pid file.
-        return [nginx_binary(), "-c", str(stack.layout.rendered / "nginx/nginx.conf"),
-                "-p", str(stack.layout.state / "nginx"), "-s", "reload"]
-    return ["docker", "compose", "-f", str(stack.layout.compose_file), "exec", "-T", "nginx", "nginx", "-s", "reload"]
+def native_nginx_reload_argv(layout: StackLayout) -> list[str]:
+    """What reloads the native runtime's nginx: `nginx -s reload` with the -c/-p it was started
+    with, so nginx finds the same pid file."""
+    return [nginx_binary(), "-c", str(layout.rendered / "nginx/nginx.conf"), "-p", str(layout.state / "nginx"),
+            "-s", "reload"]
 
 
 def render_nginx_site(stack: Stack) -> list[Path]:
     """Write the nginx files of rendered/ again (the TLS server block appears once a certificate exists)."""
-    written = []
-    for relative, text in render_configs(stack.config, stack.layout, stack.runtime).items():
-        if relative.parts[0] != "nginx":
-            continue
-        target = stack.layout.rendered / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text)
-        written.append(target)
-    return written
+    from stackctl.render import render_configs, write_rendered
+
+    files = {relative: text for relative, text in render_configs(stack.config, stack.layout, stack.runtime).items()
+             if relative.parts[0] == "nginx"}
+    return write_rendered(stack.layout, files)
 
 
-def check_and_reload(stack: Stack) -> None:
-    """`nginx -t` first (natively), so a bad config never replaces the working one; then reload."""
-    if stack.runtime != "native":
-        _run(reload_command(stack), "nginx did not reload; is it running (`stackctl up`)?")
-        return
-    conf = stack.layout.rendered / "nginx/nginx.conf"
-    _run([nginx_binary(), "-t", "-q", "-c", str(conf), "-p", str(stack.layout.state / "nginx")],
+def reload_native_nginx(layout: StackLayout) -> None:
+    """`nginx -t` first, so a bad config never replaces the working one; then reload, and wait
+    until new workers serve it."""
+    conf = layout.rendered / "nginx/nginx.conf"
+    _run([nginx_binary(), "-t", "-q", "-c", str(conf), "-p", str(layout.state / "nginx")],
          "the re-rendered nginx config does not pass `nginx -t`")
-    master = _master_pid(stack.layout.state / "nginx/nginx.pid")
+    master = _master_pid(layout.state / "nginx/nginx.pid")
     old_workers = _workers(master)
-    _run(reload_command(stack), "nginx did not reload; is it running (`stackctl up`)?")
+    _run(native_nginx_reload_argv(layout), "nginx did not reload; is it running (`stackctl up`)?")
     _wait_for_new_workers(master, old_workers)
 
 
@@ -81,7 +76,9 @@ def _master_pid(pid_file: Path) -> int | None:
         return None
 
 
-def _workers(master: int) -> set[int]:
+def _workers(master: int | None) -> set[int]:
+    if master is None:
+        return set()
     try:
         children = Path(f"/proc/{master}/task/{master}/children").read_text().split()
     except OSError:

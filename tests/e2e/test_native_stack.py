@@ -15,6 +15,7 @@ import pytest
 
 from stackctl.diagnosis.start_record import record_failed_start
 from stackctl.layout import StackLayout
+from stackctl.runtime.supervisor import START_RETRIES
 from tests.support.stacks import DemoStack, group_members, make_demo_stack, process_alive
 
 pytestmark = [pytest.mark.e2e, pytest.mark.vllm]
@@ -118,25 +119,58 @@ def test_up_again_is_a_noop_for_healthy_services(stack: DemoStack):
     assert result.stdout.count("already running") == len(SERVICES_IN_ORDER)
 
 
-def test_killed_vllm_shows_dead_and_up_restarts_it(stack: DemoStack):
+def test_killed_vllm_is_restarted_by_the_supervisor(stack: DemoStack):
     old_pid = stack.pid_records()["vllm"]["pid"]
     os.kill(old_pid, signal.SIGKILL)
-    deadline = time.monotonic() + 10
-    while process_alive(old_pid) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    status = stack.cli("status")
-    vllm_row = next(line for line in status.stdout.splitlines() if line.strip("│ ").startswith("vllm"))
-    assert "dead" in vllm_row, status.stdout
-
-    result = stack.cli("up")
-    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
-    assert "vllm was dead: restarting" in result.stdout
+    deadline = time.monotonic() + 240
+    while True:
+        record = stack.pid_records().get("vllm", {})
+        row = status_row(stack, "vllm")
+        if record.get("pid") not in (None, old_pid) and "healthy" in row and "unhealthy" not in row:
+            break
+        assert time.monotonic() < deadline, f"vLLM was not restarted to healthy: {row}"
+        time.sleep(2)
     new_pid = stack.pid_records()["vllm"]["pid"]
-    assert new_pid != old_pid and process_alive(new_pid)
-    assert not group_members(old_pid), "the killed vLLM left processes behind"
+    assert process_alive(new_pid) and not group_members(old_pid), "the killed vLLM left processes behind"
+    assert column(row, "restarts") == "1", row
     client = openai.OpenAI(base_url=f"http://127.0.0.1:{stack.ports['http']}/v1", api_key=stack.client_key, max_retries=0)
     answer = client.chat.completions.create(model="tiny", max_tokens=4, messages=[{"role": "user", "content": "x"}])
     assert answer.choices[0].message.content is not None
+
+
+def test_a_crash_loop_is_given_up_on_and_up_starts_it_again(stack: DemoStack):
+    # node-exporter killed as soon as each start appears: every start dies before it is up.
+    killed: set[int] = set()
+    deadline = time.monotonic() + 120
+    while column(status_row(stack, "node-exporter"), "state") != "failed":
+        pid = stack.pid_records().get("node-exporter", {}).get("pid")
+        if pid and pid not in killed and process_alive(pid):
+            os.kill(pid, signal.SIGKILL)
+            killed.add(pid)
+        assert time.monotonic() < deadline, status_row(stack, "node-exporter")
+        time.sleep(0.1)
+    row = status_row(stack, "node-exporter")
+    # Up for long already, the first death is a plain crash (restarted); then every start dies
+    # before it is up: the first try and START_RETRIES more, and the supervisor gives up.
+    assert len(killed) == 1 + 1 + START_RETRIES, (row, killed)
+    assert "the supervisor gave up" in row and column(row, "restarts") == str(1 + START_RETRIES), row
+    result = stack.cli("up")
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    assert "node-exporter was dead: restarting" in result.stdout
+    assert "healthy" in status_row(stack, "node-exporter") and "unhealthy" not in status_row(stack, "node-exporter")
+
+
+STATUS_COLUMNS = ["service", "state", "pid", "health", "url", "uptime", "restarts", "detail"]
+
+
+def column(row: str, name: str) -> str:
+    cells = [cell.strip() for cell in row.strip().strip("│").split("│")]
+    return cells[STATUS_COLUMNS.index(name)] if len(cells) == len(STATUS_COLUMNS) else ""
+
+
+def status_row(stack: DemoStack, name: str) -> str:
+    result = stack.cli("status")
+    return next((line for line in result.stdout.splitlines() if line.strip("│ ").startswith(name)), "")
 
 
 def test_logs_show_a_service_log(stack: DemoStack):
@@ -153,6 +187,7 @@ def test_down_leaves_no_process_and_keeps_data(stack: DemoStack):
         assert not process_alive(record["pid"]), f"{name} still running"
         assert not group_members(record["pid"]), f"{name} left processes in its group"
     assert not stack.pid_records()
+    assert not (stack.root / ".stackctl" / "supervisor" / "supervisor.sock").exists(), "the supervisor kept running"
     prometheus_data = stack.root / "data" / "prometheus"
     assert prometheus_data.is_dir() and any(prometheus_data.iterdir())
     assert (stack.root / ".env").exists() and (stack.root / "stack.yaml").exists()

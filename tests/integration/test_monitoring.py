@@ -21,10 +21,10 @@ import yaml
 
 from stackctl.config import parse_stack_config
 from stackctl.layout import StackLayout
-from stackctl.monitoring import queries
-from stackctl.monitoring.dashboard import build_dashboard
 from stackctl.render import render_project
-from tests.integration.processes import free_port, http_ok, require, services, wait_until
+from tests.support.processes import free_port, http_ok, require, services, wait_until
+from tools.dashboard import queries
+from tools.dashboard.dashboard import build_dashboard
 
 pytestmark = [pytest.mark.integration, pytest.mark.vllm]
 
@@ -117,7 +117,7 @@ def monitored_stack(real_vllm, tmp_path_factory: pytest.TempPathFactory) -> Iter
                                      "--port", str(ports["proxy"]), "--default-model", real_vllm.model,
                                      "--alias", f"claude-*={real_vllm.model}"],
                     env=env, ready=http_ok(f"{proxy_url}/health"))
-        group.start("gpu-exporter", [sys.executable, "-m", "stackctl.gpu_exporter", "--port", str(ports["gpu_exporter"])],
+        group.start("gpu-exporter", [sys.executable, "-m", "stackctl", "gpu-exporter", "--port", str(ports["gpu_exporter"])],
                     ready=http_ok(f"http://127.0.0.1:{ports['gpu_exporter']}/metrics"))
         group.start("node-exporter", [require("prometheus-node-exporter"),
                                       f"--web.listen-address=127.0.0.1:{ports['node_exporter']}",

@@ -31,9 +31,9 @@ from stackctl.commands import tls as tls_commands
 from stackctl.config import parse_stack_config
 from stackctl.layout import StackLayout
 from stackctl.render import render_project
-from tests.integration.processes import free_port, http_ok, require, services, wait_until
 from tests.integration.proxy.servers import ServerThread
-from tests.integration.tls_support import LoopbackDns, SseBackend, make_tls_material, pebble_config
+from tests.support.processes import free_port, http_ok, require, services, wait_until
+from tests.support.tls import LoopbackDns, SseBackend, make_tls_material, pebble_config
 
 pytestmark = pytest.mark.integration
 
@@ -241,7 +241,6 @@ def test_issue_refuses_a_domain_the_stack_does_not_name(tls_stack: TlsStack):
 
 def test_deploy_hook_is_a_plain_shell_command(tls_stack: TlsStack):
     from stackctl.stack import Stack
-    from stackctl.tls import reload_command
 
-    argv = reload_command(Stack.load(tls_stack.layout))
-    assert shlex.split(shlex.join(argv)) == argv and argv[-2:] == ["-s", "reload"]
+    hook = Stack.load(tls_stack.layout).runtime.certificate_deploy_hook()
+    assert hook and shlex.split(hook)[-2:] == ["-s", "reload"] and "-c" in shlex.split(hook)

@@ -106,10 +106,13 @@ def test_profiles_shows_the_engine_each_model_needs(tmp_path):
 
 
 def test_the_compose_unit_stages_the_weights_before_compose_starts(tmp_path):
+    from stackctl.config import parse_stack_config
     from stackctl.layout import StackLayout
+    from stackctl.runtime import runtime_for
     from stackctl.systemd_unit import render_unit
 
-    unit = render_unit(StackLayout(tmp_path), "compose")
+    layout = StackLayout(tmp_path)
+    unit = render_unit(layout, runtime_for("compose", layout, parse_stack_config({})))
     lines = unit.splitlines()
     pull = next(index for index, line in enumerate(lines) if line.startswith("ExecStartPre=") and line.endswith(" pull"))
     start = next(index for index, line in enumerate(lines) if line.startswith("ExecStart="))

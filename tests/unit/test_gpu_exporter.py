@@ -198,11 +198,11 @@ def test_cli_once_prints_one_scrape_whatever_the_host():
     import typer
     from typer.testing import CliRunner
 
-    from stackctl.commands import monitoring
+    from stackctl.commands import gpu_exporter as gpu_exporter_command
 
     app = typer.Typer()
     app.callback()(lambda: None)
-    monitoring.register(app)
+    gpu_exporter_command.register(app)
     result = CliRunner().invoke(app, ["gpu-exporter", "--once"])
     assert result.exit_code == 0, result.output
     present = [s for s in text_string_to_metric_families(result.stdout) if s.name == "stackctl_gpu_present"]

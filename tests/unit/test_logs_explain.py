@@ -6,8 +6,8 @@ from typer.testing import CliRunner
 
 from stackctl.cli import app
 from stackctl.errors import StackError
+from tests.support.fakehost import make_stack
 from tests.unit.diagnosis.real_logs import FAILURE_LOGS, read_log
-from tests.unit.doctor.fakehost import make_stack
 
 
 def explain(tmp_path, service: str, log: list[str] | None):

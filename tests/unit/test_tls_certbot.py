@@ -7,6 +7,7 @@ import pytest
 from stackctl.config import parse_stack_config
 from stackctl.errors import ConfigError
 from stackctl.layout import StackLayout
+from stackctl.runtime import runtime_for
 from stackctl.stack import Stack
 from stackctl.tls import IssueRequest, certbot_command, issue_certificate
 
@@ -14,7 +15,8 @@ STACK = {"hostname": "llm.example.org", "services": {"tls": True}, "letsencrypt_
 
 
 def stack(tmp_path, runtime="native", **overrides) -> Stack:
-    return Stack(StackLayout(tmp_path), parse_stack_config({**STACK, **overrides}), runtime)
+    layout, config = StackLayout(tmp_path), parse_stack_config({**STACK, **overrides, "runtime": runtime})
+    return Stack(layout, config, runtime_for(runtime, layout, config))
 
 
 def option(argv: list[str], name: str) -> str:

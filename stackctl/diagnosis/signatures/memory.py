@@ -122,13 +122,13 @@ def _kv_cache_too_small(evidence: Evidence) -> Diagnosis:
         summary = (f"one sequence of max_model_len {length} needs {needed:g} GiB of KV cache; "
                    f"{available:g} GiB is available")
         values = {"max_model_len": length, "needed_gib": needed, "available_gib": available, "fits": limit}
-    else:
-        return found(evidence, Cause.kv_cache_too_small, "the KV cache cannot hold one sequence of max_model_len",
-                     Fix(f"lower {key} ({flag}) or raise {_UTILIZATION}", key=key, flag=flag))
         if estimated:
             return found(evidence, Cause.kv_cache_too_small, summary,
                          Fix(f"lower {key} to about {limit} ({flag}), or raise {_UTILIZATION} if the GPU has room",
                              key=key, flag=flag, value=str(limit)), **values)
+    else:
+        return found(evidence, Cause.kv_cache_too_small, "the KV cache cannot hold one sequence of max_model_len",
+                     Fix(f"lower {key} ({flag}) or raise {_UTILIZATION}", key=key, flag=flag))
     return found(evidence, Cause.kv_cache_too_small, summary,
                  Fix(f"set {key} to {limit} or less ({flag}), or raise {_UTILIZATION} if the GPU has room",
                      key=key, flag=flag, value=str(limit)), **values)

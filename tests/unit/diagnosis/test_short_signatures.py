@@ -24,3 +24,20 @@ def test_known_failures_name_their_fix(line, expected):
 def test_unknown_failure_has_no_diagnosis():
     assert diagnose_log(["Segmentation fault"]) is None
     assert diagnose_log([]) is None
+
+
+def test_kv_memory_shortfall_without_vllms_estimate_names_the_length_that_fits():
+    line = ("ValueError: To serve at least one request with the models's max seq len (65536), (8.00 GiB KV cache "
+            "is needed, which is larger than the available KV cache memory (2.00 GiB). Try increasing "
+            "`gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.")
+    diagnosis = diagnose_log([line])
+    assert diagnosis is not None and diagnosis.fix.key == "vllm.max_model_len"
+    assert "to about 16384" in diagnosis.fix.text and diagnosis.fix.value == "16384"
+
+
+def test_kv_memory_shortfall_with_vllms_estimate_uses_it():
+    line = ("ValueError: To serve at least one request with the models's max seq len (65536), (8.00 GiB KV cache "
+            "is needed, which is larger than the available KV cache memory (2.00 GiB). Based on the available "
+            "memory, the estimated maximum model length is 16000. Try increasing `gpu_memory_utilization`.")
+    diagnosis = diagnose_log([line])
+    assert diagnosis is not None and diagnosis.fix.value == "16000" and "16000 or less" in diagnosis.fix.text

@@ -20,7 +20,7 @@ from stackctl.doctor.runner import Check
 from stackctl.envfile import secret_values
 from stackctl.layout import find_layout
 from stackctl.systemd_unit import render_unit
-from tests.unit.doctor.fakehost import executable, make_host, make_stack
+from tests.support.fakehost import executable, make_host, make_stack
 
 
 def build_app() -> typer.Typer:
@@ -86,9 +86,13 @@ def test_doctor_exits_non_zero_when_a_check_fails(tmp_path):
 
 
 def test_doctor_without_stack_yaml_is_a_one_line_error(tmp_path):
-    result = CliRunner().invoke(build_app(), ["--dir", str(tmp_path), "doctor"])
-    assert result.exit_code != 0
-    assert "stackctl init" in str(result.exception)
+    import subprocess
+
+    result = subprocess.run([sys.executable, "-m", "stackctl", "--dir", str(tmp_path), "doctor"],
+                            capture_output=True, text=True, check=False)
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.strip().splitlines() == [
+        f"error: {tmp_path / 'stack.yaml'} not found; run `stackctl init` to create it"]
 
 
 def test_a_crashing_check_becomes_a_failed_row(tmp_path, monkeypatch):
@@ -111,7 +115,7 @@ def test_fast_only_skips_the_engine_parse(tmp_path):
 @pytest.mark.parametrize("runtime", ["compose", "native"])
 def test_systemd_unit_restarts_and_references_env_without_secrets(tmp_path, runtime):
     stack = make_stack(tmp_path, runtime=runtime, hardware="rtx-pro-6000")
-    text = render_unit(stack.layout, runtime)
+    text = render_unit(stack.layout, stack.runtime)
     assert "Restart=always" in text
     assert f"EnvironmentFile={stack.layout.env_file}" in text
     assert "WantedBy=multi-user.target" in text

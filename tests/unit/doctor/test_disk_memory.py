@@ -8,7 +8,7 @@ import pytest
 from stackctl.doctor.memory import check_unified_memory
 from stackctl.doctor.model import check_disk
 from stackctl.doctor.result import Status
-from tests.unit.doctor.fakehost import context, make_host, make_stack, write_index
+from tests.support.fakehost import context, make_host, make_stack, write_index
 
 GB = 10**9
 

@@ -2,7 +2,7 @@
 
 from stackctl.doctor.docker import check_docker
 from stackctl.doctor.result import Status
-from tests.unit.doctor.fakehost import by_name, context, make_host, make_stack
+from tests.support.fakehost import by_name, context, make_host, make_stack
 
 
 def test_engine_compose_and_nvidia_runtime_present(tmp_path):

@@ -15,7 +15,7 @@ from stackctl.doctor.network import (
 from stackctl.doctor.result import Status
 from stackctl.profiles import MODEL_PROFILES
 from stackctl.profiles.models import ModelProfile
-from tests.unit.doctor.fakehost import by_name, context, make_host, make_stack
+from tests.support.fakehost import by_name, context, make_host, make_stack
 
 
 def free_ports(count: int) -> list[int]:

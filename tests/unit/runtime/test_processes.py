@@ -1,10 +1,29 @@
 """Process supervision on real processes (sleep, sh), no stack involved."""
 
+import subprocess
 import sys
 import time
+from pathlib import Path
 
-from stackctl.runtime.processes import is_running, last_line, start_process, stop_process, tail
+from stackctl.runtime.processes import (
+    ProcessRecord,
+    is_running,
+    last_line,
+    start_ticks,
+    stop_process,
+    tail,
+)
 from tests.support.stacks import group_members, process_alive
+
+
+def start_process(service: str, argv: list[str], env: dict[str, str], log_file: Path, cwd: Path) -> ProcessRecord:
+    """A process in a session of its own, recorded the way the native launcher records services."""
+    with log_file.open("ab") as log:
+        offset = log.tell()
+        process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env,
+                                   cwd=cwd, start_new_session=True)
+    return ProcessRecord(service=service, pid=process.pid, start_ticks=start_ticks(process.pid) or 0,
+                         started_at=time.time(), log_file=str(log_file), log_offset=offset)
 
 
 def test_start_detached_record_and_stop_the_whole_group(tmp_path):

@@ -1,5 +1,5 @@
-"""Show a diagnosis: after a failed `up` (with the log tail, and recorded for `doctor`) and for
-`stackctl logs SERVICE --explain`. The fix is printed whole, whatever the terminal width."""
+"""Show a diagnosis: after a failed `up` (with the log tail) and for `stackctl logs SERVICE
+--explain`. The fix is printed whole, whatever the terminal width."""
 
 from __future__ import annotations
 
@@ -11,8 +11,6 @@ from rich.markup import escape
 
 from stackctl.config import StackConfig
 from stackctl.diagnosis import Diagnosis, Severity, diagnose_service_log
-from stackctl.diagnosis.start_record import clear_failed_start, record_failed_start
-from stackctl.layout import StackLayout
 from stackctl.runtime.base import ServiceStartFailed
 
 # Log lines shown after a failed start (the diagnosis reads more).
@@ -21,8 +19,8 @@ SHOWN_LOG_LINES = 30
 EXPLAIN_LOG_LINES = 5000
 
 
-def report_failed_start(console: Console, failure: ServiceStartFailed, layout: StackLayout, runtime: str) -> None:
-    """Print the log tail and the diagnosis, and record the failure for `stackctl doctor`."""
+def report_failed_start(console: Console, failure: ServiceStartFailed) -> None:
+    """Print the log tail and the diagnosis of a failed start."""
     shown = (failure.log_tail or [])[-SHOWN_LOG_LINES:]
     if shown:
         console.print(f"[bold]last {len(shown)} log lines:[/bold]")
@@ -34,14 +32,6 @@ def report_failed_start(console: Console, failure: ServiceStartFailed, layout: S
         print_diagnosis(console, failure.diagnosis)
     elif failure.hint:
         console.print(f"[yellow]hint:[/yellow] {failure.hint}", soft_wrap=True)
-    if failure.service:
-        record_failed_start(layout, service=failure.service, message=str(failure), log_tail=failure.log_tail or [],
-                            runtime=runtime)
-
-
-def forget_failed_start(layout: StackLayout) -> None:
-    """A successful `up`: the last failure is history."""
-    clear_failed_start(layout)
 
 
 def explain_logs(console: Console, lines: Iterable[str], service: str, config: StackConfig | None) -> int:

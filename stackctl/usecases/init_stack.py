@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import yaml
 
@@ -10,6 +11,7 @@ from stackctl.config import parse_stack_config
 from stackctl.envfile import EnsureResult, ensure_gitignored, ensure_secrets
 from stackctl.layout import StackLayout
 
+ALWAYS_WRITTEN = {"hardware", "model"}
 DEMO_CHOICES = {
     "hardware": "cpu",
     "model": "tiny",
@@ -27,13 +29,15 @@ class InitResult:
     gitignore_changed: bool
 
 
-def init_stack(layout: StackLayout, choices: dict, *, force: bool = False) -> InitResult:
+def init_stack(layout: StackLayout, choices: dict[str, Any], *, force: bool = False) -> InitResult:
     """Write stack.yaml (unless it exists and not `force`) and fill .env's missing secrets."""
     config = parse_stack_config(choices, "stackctl init")  # bad choices fail before any write
     layout.root.mkdir(parents=True, exist_ok=True)
     written = False
     if force or not layout.stack_file.exists():
-        chosen = config.model_dump(mode="json", include=set(choices))
+        # Hardware and model are always written (StackConfig's defaults unless chosen), so the
+        # file says what the stack serves on what.
+        chosen = config.model_dump(mode="json", include=set(choices) | ALWAYS_WRITTEN)
         header = (
             "# stackctl stack: your choices. Profiles: `stackctl profiles`.\n"
             "# Secrets live in .env (mode 0600), never here.\n"

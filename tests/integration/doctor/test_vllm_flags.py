@@ -6,7 +6,7 @@ import pytest
 from stackctl.doctor.result import Status
 from stackctl.doctor.vllm_flags import check_tool_parser, check_vllm_flags
 from stackctl.profiles import HARDWARE_PROFILES, MODEL_PROFILES
-from tests.unit.doctor.fakehost import MODEL_CACHE, context, make_host, make_stack
+from tests.support.fakehost import MODEL_CACHE, context, make_host, make_stack
 
 
 @pytest.mark.parametrize(("model", "parser"), [

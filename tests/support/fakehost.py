@@ -19,7 +19,7 @@ from stackctl.envfile import ensure_secrets
 from stackctl.layout import StackLayout
 from stackctl.stack import Stack
 
-DATA = Path(__file__).resolve().parents[2] / "data" / "doctor"
+DATA = Path(__file__).resolve().parents[1] / "data" / "doctor"
 HOSTS = DATA / "hosts"
 MODEL_CACHE = DATA / "hf_cache"
 

@@ -1,0 +1,32 @@
+"""What every command shares: the consoles, the stack directory, the `--runtime` option."""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from stackctl.config import RuntimeName
+from stackctl.layout import StackLayout, find_layout
+
+# soft_wrap: a line is never cut or folded by rich; the terminal wraps it, so what the user must
+# copy (a fix, a URL, a command) stays whole.
+console = Console(highlight=False, soft_wrap=True)
+err_console = Console(stderr=True, highlight=False, soft_wrap=True)
+
+RuntimeChoice = Enum("RuntimeChoice", {name: name for name in RuntimeName.__args__}, type=str)  # type: ignore[misc]
+RuntimeOption = Annotated[RuntimeChoice | None, typer.Option(help="Override stack.yaml's runtime.")]
+
+
+def layout_of(ctx: typer.Context) -> StackLayout:
+    """The stack directory the root callback chose (`--dir` / STACKCTL_DIR), or the current one."""
+    chosen = ctx.find_root().obj
+    return chosen if isinstance(chosen, StackLayout) else find_layout(None)
+
+
+def load_stack(ctx: typer.Context, runtime: RuntimeChoice | None = None):  # -> Stack (imported lazily)
+    from stackctl.stack import Stack
+
+    return Stack.load(layout_of(ctx), runtime.value if runtime else None)

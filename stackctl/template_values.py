@@ -1,0 +1,71 @@
+"""The values fragments and config templates are filled with, for one stack and one runtime."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from stackctl import __version__
+from stackctl.config import StackConfig
+from stackctl.engine.choice import native_engine_python
+from stackctl.layout import StackLayout
+from stackctl.own_images import image_template_values
+from stackctl.profiles.engines import default_vllm_image
+from stackctl.vllm_args import vllm_args
+from stackctl.vllm_settings import local_model_dir
+
+if TYPE_CHECKING:
+    from stackctl.runtime.base import Runtime
+
+
+def proxy_args(config: StackConfig, *, host: str = "127.0.0.1") -> list[str]:
+    """`stackctl filter-proxy serve` arguments; its API keys come from STACKCTL_PROXY_KEYS, not argv."""
+    args = [
+        "--backend", f"http://127.0.0.1:{config.ports.vllm}",
+        "--host", host,
+        "--port", str(config.ports.proxy),
+        # One served model: any client name (claude-*, gpt-*) reaches it.
+        "--default-model", config.served_name,
+    ]
+    for pattern, target in config.aliases.items():
+        args += ["--alias", f"{pattern}={target}"]
+    return args + limit_args(config)
+
+
+def limit_args(config: StackConfig) -> list[str]:
+    """stack.yaml's `limits:` as `stackctl filter-proxy serve` flags."""
+    limits = config.limits
+    args = [
+        "--max-concurrent", str(limits.max_concurrent),
+        "--requests-per-minute", str(limits.requests_per_minute),
+        "--tokens-per-minute", str(limits.tokens_per_minute),
+        "--max-backend-waiting", str(limits.max_backend_waiting),
+    ]
+    for name, override in limits.keys.items():
+        values = override.model_dump(exclude_none=True)
+        if values:
+            args += ["--key-limit", f"{name}:" + ",".join(f"{k}={v}" for k, v in values.items())]
+    return args
+
+
+def template_context(config: StackConfig, layout: StackLayout, runtime: Runtime) -> dict[str, Any]:
+    model = runtime.model_location(local_model_dir(config))
+    paths = {**runtime.template_paths(), "hf_cache": str(Path(config.hf_cache).expanduser())}
+    return {
+        "stack": config,
+        "ports": config.ports,
+        "served_name": config.served_name,
+        "version": __version__,
+        "paths": paths,
+        "vllm_args": vllm_args(config, model_ref=model.reference),
+        "vllm_extra_volumes": list(model.mounts),
+        "vllm_environment": [f"{key}={value}" for key, value in config.hardware_profile.vllm_environment],
+        "proxy_args": proxy_args(config),
+        "own_images": image_template_values(config),
+        "default_vllm_image": default_vllm_image(config.hardware_profile, config.model_profile),
+        "native": {
+            "engine_python": str(native_engine_python(config)),
+            "stackctl": [sys.executable, "-m", "stackctl"],
+        },
+    }

@@ -1,0 +1,27 @@
+"""Where clients reach a stack: the base URL (LAN or HTTPS), the model name, where the key is."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from stackctl.stack import Stack
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    base_url: str  # without /v1
+    model: str
+    key_file: Path  # client keys: STACKCTL_PROXY_KEYS in this .env
+
+    @property
+    def openai_base_url(self) -> str:
+        return f"{self.base_url}/v1"
+
+
+def endpoint_of(stack: Stack) -> Endpoint:
+    config = stack.config
+    base = f"http://127.0.0.1:{config.ports.http}"
+    if config.hostname and config.services.tls:
+        base = f"https://{config.hostname}"
+    return Endpoint(base, config.served_name, stack.layout.env_file)

@@ -1,0 +1,10 @@
+"""`down`: stop every service of the stack; data (model cache, metrics, certificates) stays."""
+
+from __future__ import annotations
+
+from stackctl.stack import Stack
+
+
+def tear_down(stack: Stack) -> list[str]:
+    """The services that were stopped, dependents first."""
+    return stack.runtime.down(stack.services())

@@ -1,0 +1,58 @@
+"""The vLLM settings a stack runs with, decided once: model profile defaults, hardware needs,
+then stack.yaml's overrides. The command line, doctor's fit and memory checks and the templates
+all read these values; none of them decides a default of its own."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from stackctl.config import StackConfig
+from stackctl.engine.demo_model import default_demo_model_dir
+
+
+@dataclass(frozen=True)
+class VllmSettings:
+    # The Hugging Face id, or None when the model is served from a local directory.
+    hf_id: str | None
+    local_model: Path | None
+    served_name: str
+    dtype: str
+    max_model_len: int
+    max_num_seqs: int
+    # None: no GPU, so no --gpu-memory-utilization at all.
+    gpu_memory_utilization: float | None
+    kv_cache_dtype: str | None
+    tool_call_parser: str | None
+    reasoning_parser: str | None
+    # The hardware's flags, then the model profile's, then the user's (argparse keeps the last).
+    extra_args: tuple[str, ...]
+
+
+def vllm_settings(config: StackConfig) -> VllmSettings:
+    model = config.model_profile
+    hardware = config.hardware_profile
+    options = config.vllm
+    utilization = options.gpu_memory_utilization or hardware.gpu_memory_utilization
+    return VllmSettings(
+        hf_id=None if options.model_path else model.hf_id,
+        local_model=local_model_dir(config),
+        served_name=config.served_name,
+        dtype=hardware.dtype,
+        max_model_len=options.max_model_len or model.max_model_len,
+        max_num_seqs=options.max_num_seqs or model.max_num_seqs,
+        gpu_memory_utilization=utilization if hardware.has_gpu else None,
+        kv_cache_dtype=model.kv_cache_dtype,
+        tool_call_parser=model.tool_call_parser,
+        reasoning_parser=model.reasoning_parser,
+        extra_args=(*hardware.vllm_flags, *model.extra_args, *options.extra_args),
+    )
+
+
+def local_model_dir(config: StackConfig) -> Path | None:
+    """A model served from a local directory (the demo model, or `vllm.model_path`)."""
+    if config.vllm.model_path:
+        return Path(config.vllm.model_path).expanduser().resolve()
+    if config.model_profile.hf_id is None:
+        return default_demo_model_dir()
+    return None

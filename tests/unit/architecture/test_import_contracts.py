@@ -1,0 +1,72 @@
+"""The layering, held as tests: the imports each part of the package may make (read from the
+source with `ast`, function-level imports included)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[3] / "stackctl"
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports_of(path: Path) -> set[str]:
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+            found |= {f"{node.module}.{alias.name}" for alias in node.names}
+    return {name for name in found if name == "stackctl" or name.startswith("stackctl.")}
+
+
+MODULES = {module_name(path): imports_of(path) for path in sorted(PACKAGE.rglob("*.py"))}
+
+
+def within(name: str, *prefixes: str) -> bool:
+    return any(name == prefix or name.startswith(prefix + ".") for prefix in prefixes)
+
+
+def violations(modules: dict[str, set[str]], rule) -> list[str]:
+    return [f"{module} imports {target}" for module, targets in sorted(modules.items())
+            for target in sorted(targets) if rule(module, target)]
+
+
+def test_the_contracts_see_the_whole_package():
+    assert len(MODULES) > 80 and "stackctl.proxy.app" in MODULES and "stackctl.usecases.bring_up" in MODULES
+
+
+def test_the_proxy_imports_nothing_from_stackctl_outside_stackctl_proxy():
+    assert violations(MODULES, lambda module, target: within(module, "stackctl.proxy")
+                      and not within(target, "stackctl.proxy")) == []
+
+
+def test_the_orchestration_never_imports_the_proxy_except_the_cli_mounting_its_commands():
+    assert violations(MODULES, lambda module, target: not within(module, "stackctl.proxy", "stackctl.cli")
+                      and within(target, "stackctl.proxy")) == []
+
+
+@pytest.mark.parametrize("upper", ["stackctl.cli", "stackctl.commands"])
+def test_nothing_below_the_commands_imports_them(upper):
+    # `python -m stackctl` (stackctl/__main__.py) is the CLI's entry point too.
+    top = ("stackctl.cli", "stackctl.commands", "stackctl.__main__")
+    assert violations(MODULES, lambda module, target: not within(module, *top) and within(target, upper)) == []
+
+
+def test_core_modules_never_import_the_use_cases():
+    top = ("stackctl.cli", "stackctl.commands", "stackctl.usecases", "stackctl.__main__")
+    assert violations(MODULES, lambda module, target: not within(module, *top)
+                      and within(target, "stackctl.usecases")) == []
+
+
+def test_only_the_factory_names_the_runtime_classes():
+    # Everything else asks the Runtime object; stackctl.runtime.runtime_for picks the class.
+    concrete = ("stackctl.runtime.compose.ComposeRuntime", "stackctl.runtime.native.NativeRuntime")
+    assert violations(MODULES, lambda module, target: module != "stackctl.runtime" and target in concrete) == []
