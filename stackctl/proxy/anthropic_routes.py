@@ -51,8 +51,11 @@ class AnthropicRoutes:
         context = self.context
         parsed = parse_model(MessagesRequest, exchange.body)
         served = await context.resolve_model(parsed.model)
-        loop = web_search_loop(parsed, served, self.search_runner)
-        chat = loop.chat_request() if loop else translate_messages_request(parsed, served)
+        placement = context.settings.system_placement
+        loop = web_search_loop(parsed, served, self.search_runner, placement)
+        chat = (
+            loop.chat_request() if loop else translate_messages_request(parsed, served, placement)
+        )
         if parsed.stream:
             upstream = await context.backend.open_chat_stream(chat.to_json())
             translator = (
@@ -81,7 +84,7 @@ class AnthropicRoutes:
         context = self.context
         parsed = parse_model(CountTokensRequest, exchange.body)
         served = await context.resolve_model(parsed.model)
-        tokenize = translate_count_tokens_request(parsed, served)
+        tokenize = translate_count_tokens_request(parsed, served, context.settings.system_placement)
         spec = find_web_search_tool(parsed.tools) if self.search_runner else None
         if spec is not None:  # the model will see the search function: count it
             tokenize.tools = [*(tokenize.tools or []), search_function(spec)]

@@ -44,6 +44,7 @@ from stackctl.proxy.metrics import ProxyMetrics
 from stackctl.proxy.openai_protocol import ChatRequest, NamedToolChoice
 from stackctl.proxy.search.base import SearchBackend, SearchError
 from stackctl.proxy.stream_translator import AnthropicStreamTranslator
+from stackctl.proxy.system_turns import SystemPlacement
 from stackctl.proxy.to_openai import translate_messages_request
 from stackctl.proxy.web_search import (
     MAX_QUERY_CHARS,
@@ -123,23 +124,32 @@ def _error(code: str) -> WebSearchError:
 
 
 def web_search_loop(
-    request: MessagesRequest, served: str, runner: WebSearchRunner | None
+    request: MessagesRequest,
+    served: str,
+    runner: WebSearchRunner | None,
+    placement: SystemPlacement = "in-place",
 ) -> WebSearchLoop | None:
     """A loop when the request carries the web-search tool and search is on; else None."""
     if runner is None or (request.tool_choice and request.tool_choice.type == "none"):
         return None
     spec = find_web_search_tool(request.tools)
-    return WebSearchLoop(runner, spec, request, served) if spec else None
+    return WebSearchLoop(runner, spec, request, served, placement) if spec else None
 
 
 class WebSearchLoop:
     def __init__(
-        self, runner: WebSearchRunner, spec: WebSearchSpec, request: MessagesRequest, served: str
+        self,
+        runner: WebSearchRunner,
+        spec: WebSearchSpec,
+        request: MessagesRequest,
+        served: str,
+        placement: SystemPlacement = "in-place",
     ) -> None:
         self.runner = runner
         self.spec = spec
         self.request = request
         self.served = served
+        self.placement = placement
         self.history: list[ContentBlock] = []  # this message's blocks, for the next turn
         self.searches = 0
 
@@ -149,7 +159,7 @@ class WebSearchLoop:
         if self.history:
             turn = Message(role="assistant", content=list(self.history))
             request = request.model_copy(update={"messages": [*request.messages, turn]})
-        chat = translate_messages_request(request, self.served)
+        chat = translate_messages_request(request, self.served, self.placement)
         client_tools = bool(chat.tools)
         chat.tools = [*(chat.tools or []), search_function(self.spec)]
         choice = request.tool_choice
