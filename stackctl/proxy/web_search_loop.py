@@ -36,9 +36,10 @@ from stackctl.proxy.anthropic_protocol import (
     WebSearchResult,
     WebSearchToolResultBlock,
 )
-from stackctl.proxy.backend import Backend, BackendStream
+from stackctl.proxy.backend import BackendStream
 from stackctl.proxy.context import log
 from stackctl.proxy.errors import ProxyError
+from stackctl.proxy.fitted_calls import FittedCalls
 from stackctl.proxy.from_openai import translate_completion
 from stackctl.proxy.metrics import ProxyMetrics
 from stackctl.proxy.openai_protocol import ChatRequest, NamedToolChoice
@@ -189,14 +190,14 @@ class WebSearchLoop:
 
     # ---- unstreamed ---------------------------------------------------------------------------
 
-    async def complete(self, backend: Backend) -> MessageReply:
+    async def complete(self, model: FittedCalls) -> MessageReply:
         content: list[Any] = []
         first: MessageReply | None = None
         tokens_in = tokens_out = 0
         stop_reason: StopReason = "end_turn"
         stop_sequence: str | None = None
         for _ in range(self.spec.max_turns):
-            completion = await backend.chat_completion(self.chat_request().to_json())
+            completion = await model.chat_completion(self.chat_request())
             message = translate_completion(completion, stop_sequences=self.request.stop_sequences)
             first = first or message
             tokens_in += message.usage.input_tokens
@@ -259,7 +260,7 @@ class WebSearchLoop:
         translator: AnthropicStreamTranslator,
         relay: Relay,
         send: Send,
-        backend: Backend,
+        model: FittedCalls,
     ) -> None:
         """Relay turn after turn into one Anthropic message; pings run meanwhile (the caller's
         keep-alive watches `translator.finished`, which stays False during searches)."""
@@ -269,7 +270,7 @@ class WebSearchLoop:
                 await relay(first_upstream)  # the caller closes it
             else:
                 try:
-                    upstream = await backend.open_chat_stream(self.chat_request().to_json())
+                    upstream = await model.open_chat_stream(self.chat_request())
                 except ProxyError as error:
                     await send(translator.fail(error))
                     return
