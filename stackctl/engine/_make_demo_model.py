@@ -18,9 +18,11 @@ NUM_KV_HEADS = 1  # grouped-query attention, as in real Qwen2 checkpoints
 NUM_LAYERS = 2
 INTERMEDIATE_SIZE = 256
 # Coding agents send long prompts: Claude Code's first request is ~35k tokens of this tokenizer
-# (its byte-level BPE learned from a few lines of text: ~1.4 bytes a token). 64k positions hold
-# a real session; rotary embeddings have no per-position weights, so the files stay as small.
-MAX_POSITIONS = 65536
+# (its byte-level BPE learned from a few lines of text: ~1.4 bytes a token), and Claude Code
+# compacts at its window less ~33k (CLAUDE_CODE_AUTO_COMPACT_WINDOW): 128k positions hold a
+# real session. Rotary embeddings have no per-position weights, so the files stay as small, and
+# prefill time follows the prompt, not the window.
+MAX_POSITIONS = 131072
 
 SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 # As in Qwen2.5, the tool-call tags are added tokens but not "special": they survive decoding
