@@ -23,6 +23,12 @@ INTERMEDIATE_SIZE = 256
 # real session. Rotary embeddings have no per-position weights, so the files stay as small, and
 # prefill time follows the prompt, not the window.
 MAX_POSITIONS = 131072
+# Replies end by themselves after ~50 tokens on average, so a client's turn is quick on a CPU:
+# every embedding shares one direction (it dominates the residual stream, so the final hidden
+# state points along it), and the end-of-turn token has a little more of it, which lifts its
+# logit over the 503 others to ~2% a step. Without it ~0.2%: thousands of tokens of gibberish.
+SHARED_DIRECTION = 2.0
+END_OF_TURN_LIFT = 0.21
 
 SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 # As in Qwen2.5, the tool-call tags are added tokens but not "special": they survive decoding
@@ -101,6 +107,12 @@ def main(out_dir: Path, template_file: Path) -> None:
         torch_dtype="float32",
     )
     model = Qwen2ForCausalLM(config).to(torch.float32)
+    with torch.no_grad():
+        embeddings = model.model.embed_tokens.weight  # tied: also the output layer
+        direction = torch.randn(embeddings.shape[1])
+        direction /= direction.norm()
+        embeddings += SHARED_DIRECTION * direction
+        embeddings[ids["<|im_end|>"]] += END_OF_TURN_LIFT * direction
     model.save_pretrained(out_dir, safe_serialization=True)
     # vLLM reads default sampling params (notably the stop ids) from generation_config.json.
     GenerationConfig(
