@@ -23,12 +23,17 @@ INTERMEDIATE_SIZE = 256
 # real session. Rotary embeddings have no per-position weights, so the files stay as small, and
 # prefill time follows the prompt, not the window.
 MAX_POSITIONS = 131072
-# Replies end by themselves after ~50 tokens on average, so a client's turn is quick on a CPU:
-# every embedding shares one direction (it dominates the residual stream, so the final hidden
-# state points along it), and the end-of-turn token has a little more of it, which lifts its
-# logit over the 503 others to ~2% a step. Without it ~0.2%: thousands of tokens of gibberish.
+# Replies end by themselves after ~90 tokens on average, so a client's turn is quick on a CPU,
+# and never before their first token. Every embedding (tied: also the output layer) shares one
+# direction, which dominates the residual stream, so the final hidden state points along it; the
+# end-of-turn token has a little more of it, lifting its logit to ~1% a step (random weights
+# alone: ~0.2%, thousands of tokens of gibberish). A second direction, carried a little by the
+# newline that ends "<|im_start|>assistant\n" and taken away from end-of-turn, makes ending right
+# after a newline unlikely (~0.01%): a reply is not empty.
 SHARED_DIRECTION = 2.0
-END_OF_TURN_LIFT = 0.21
+END_OF_TURN_LIFT = 0.1
+AFTER_NEWLINE = 0.5
+END_OF_TURN_AFTER_NEWLINE = -2.0
 
 SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 # As in Qwen2.5, the tool-call tags are added tokens but not "special": they survive decoding
@@ -108,11 +113,15 @@ def main(out_dir: Path, template_file: Path) -> None:
     )
     model = Qwen2ForCausalLM(config).to(torch.float32)
     with torch.no_grad():
-        embeddings = model.model.embed_tokens.weight  # tied: also the output layer
-        direction = torch.randn(embeddings.shape[1])
-        direction /= direction.norm()
-        embeddings += SHARED_DIRECTION * direction
-        embeddings[ids["<|im_end|>"]] += END_OF_TURN_LIFT * direction
+        embeddings = model.model.embed_tokens.weight
+        shared, after_newline = torch.randn(2, embeddings.shape[1], generator=torch.Generator().manual_seed(SEED))
+        shared /= shared.norm()
+        after_newline -= (after_newline @ shared) * shared
+        after_newline /= after_newline.norm()
+        embeddings += SHARED_DIRECTION * shared
+        end_of_turn, newline = ids["<|im_end|>"], raw.token_to_id("\u010a")  # byte-level BPE's "\n"
+        embeddings[end_of_turn] += END_OF_TURN_LIFT * shared + END_OF_TURN_AFTER_NEWLINE * after_newline
+        embeddings[newline] += AFTER_NEWLINE * after_newline
     model.save_pretrained(out_dir, safe_serialization=True)
     # vLLM reads default sampling params (notably the stop ids) from generation_config.json.
     GenerationConfig(
