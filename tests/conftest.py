@@ -12,6 +12,13 @@ from tests.support.cuda_engine import CudaEngine, prepare_cuda_engine
 from tests.support.docker_engine import DockerEngine
 from tests.support.docker_engine import docker_engine as docker_engine_for_tests
 from tests.support.local_images import LocalImages, prepare_local_images
+from tests.support.npm_clients import (
+    CLAUDE_CODE,
+    OPENCODE,
+    InstalledClient,
+    installed,
+    versions_to_test,
+)
 from tests.support.vllm_server import VllmServer, running_vllm
 
 TESTS = Path(__file__).resolve().parent
@@ -26,6 +33,45 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         folder = Path(str(item.path)).resolve().relative_to(TESTS).parts[0]
         if folder in SLOW_FOLDERS or any(item.get_closest_marker(name) for name in SLOW_MARKERS):
             item.add_marker(pytest.mark.slow)
+
+
+# Real clients from npm: each test that takes one runs at the pinned version and at the newest
+# npm serves (when they differ), so its id says which version broke.
+_NPM_CLIENTS = {"claude_code": CLAUDE_CODE, "opencode": OPENCODE}
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    for fixture, client in _NPM_CLIENTS.items():
+        if fixture in metafunc.fixturenames:
+            try:
+                versions = versions_to_test(client)
+            except RuntimeError as error:  # the registry did not answer: the newest one fails, visibly
+                versions = [client.pinned, f"newest-unknown: {error}"]
+            metafunc.parametrize(f"{fixture}_version", versions, ids=[f"{client.name}-{v}" for v in versions],
+                                 scope="module")
+
+
+def _npm_client(fixture: str, version: str) -> InstalledClient:
+    client = _NPM_CLIENTS[fixture]
+    if version.startswith("newest-unknown"):
+        pytest.fail(f"{client.package}: {version}", pytrace=False)
+    try:
+        return installed(client, version)
+    except RuntimeError as error:
+        message = str(error)
+    pytest.fail(f"{client.package}@{version}: {message}", pytrace=False)
+
+
+@pytest.fixture(scope="module")
+def claude_code(claude_code_version: str) -> InstalledClient:
+    """The official Claude Code CLI from npm (pinned and newest)."""
+    return _npm_client("claude_code", claude_code_version)
+
+
+@pytest.fixture(scope="module")
+def opencode(opencode_version: str) -> InstalledClient:
+    """opencode (npm `opencode-ai`), pinned and newest."""
+    return _npm_client("opencode", opencode_version)
 
 
 @pytest.fixture(scope="session")

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import shlex
+import sys
 from enum import Enum
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -30,3 +33,14 @@ def load_stack(ctx: typer.Context, runtime: RuntimeChoice | None = None):  # -> 
     from stackctl.stack import Stack
 
     return Stack.load(layout_of(ctx), runtime.value if runtime else None)
+
+
+def cli_invocation(layout: StackLayout) -> str:
+    """How the user ran stackctl, pointed at this stack: the start of a line they can paste."""
+    program = Path(sys.argv[0])
+    command = f"{shlex.quote(sys.executable)} -m stackctl" if program.name == "__main__.py" else shlex.quote(sys.argv[0])
+    root, here = layout.root.resolve(), Path.cwd().resolve()
+    if root != here:
+        shown = root.relative_to(here) if root.is_relative_to(here) else root
+        command += f" -C {shlex.quote(str(shown))}"
+    return command

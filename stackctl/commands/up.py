@@ -6,7 +6,13 @@ from typing import Annotated
 
 import typer
 
-from stackctl.commands._shared import RuntimeOption, console, err_console, load_stack
+from stackctl.commands._shared import (
+    RuntimeOption,
+    cli_invocation,
+    console,
+    err_console,
+    load_stack,
+)
 
 
 def register(app: typer.Typer) -> None:
@@ -33,13 +39,16 @@ def up(
     except ServiceStartFailed as failure:
         report_failed_start(err_console, failure)
         raise
+    from stackctl.usecases.connect import try_lines
+
     console.print("[green]all services healthy[/green]")
-    console.print(f"endpoint: {endpoint.openai_base_url}  (model: {endpoint.model}; client key: STACKCTL_PROXY_KEYS "
-                  f"in {endpoint.key_file})")
-    console.print(
-        f"try: curl -s {endpoint.openai_base_url}/chat/completions -H \"Authorization: Bearer $KEY\" "
-        f"-H 'content-type: application/json' -d '{{\"model\": \"{endpoint.model}\", \"messages\": "
-        f"[{{\"role\": \"user\", \"content\": \"hi\"}}]}}'"
-    )
-    console.print(f"Claude Code: ANTHROPIC_BASE_URL={endpoint.base_url} ANTHROPIC_AUTH_TOKEN=$KEY "
-                  f"ANTHROPIC_MODEL={endpoint.model} claude")
+    console.print(f"endpoint: {endpoint.openai_base_url}  (model: {endpoint.model}, "
+                  f"{endpoint.context_tokens}-token window)")
+    # Each line works as printed, in this shell, once KEY is set by the first (the key itself
+    # is never printed: it is read from .env).
+    invocation = cli_invocation(stack.layout)
+    console.print(f"key:         KEY=$({invocation} connect key --show-key)", markup=False)
+    for name, line in try_lines(endpoint).items():
+        console.print(f"{name + ':':<12} {line}", markup=False)
+    console.print(f"other clients: {invocation} connect opencode|openclaw|openai|anthropic|claude-code "
+                  "[--write] (LAN address, key, model, context limits)", markup=False)

@@ -14,6 +14,7 @@ from stackctl.doctor.host import HostFacts
 from stackctl.doctor.last_start import check_last_start
 from stackctl.doctor.memory import check_unified_memory
 from stackctl.doctor.model import check_disk, check_model_fit
+from stackctl.doctor.model_window import check_model_window
 from stackctl.doctor.network import (
     check_env_file,
     check_hf_token,
@@ -46,6 +47,7 @@ CHECKS: tuple[Check, ...] = (
     Check("disk", check_disk),
     Check("memory", check_unified_memory),
     Check("model-fit", check_model_fit),
+    Check("model-window", check_model_window),
     Check("tool-parser", check_tool_parser),
     Check("ports", check_ports),
     Check("nginx", check_nginx_upstreams),

@@ -17,7 +17,23 @@ NUM_HEADS = 2
 NUM_KV_HEADS = 1  # grouped-query attention, as in real Qwen2 checkpoints
 NUM_LAYERS = 2
 INTERMEDIATE_SIZE = 256
-MAX_POSITIONS = 4096
+# Coding agents send long prompts: Claude Code's first request is ~35k tokens of this tokenizer
+# (its byte-level BPE learned from a few lines of text: ~1.4 bytes a token), and Claude Code
+# compacts at its window less ~33k (CLAUDE_CODE_AUTO_COMPACT_WINDOW): 128k positions hold a
+# real session. Rotary embeddings have no per-position weights, so the files stay as small, and
+# prefill time follows the prompt, not the window.
+MAX_POSITIONS = 131072
+# Replies end by themselves after ~90 tokens on average, so a client's turn is quick on a CPU,
+# and never before their first token. Every embedding (tied: also the output layer) shares one
+# direction, which dominates the residual stream, so the final hidden state points along it; the
+# end-of-turn token has a little more of it, lifting its logit to ~1% a step (random weights
+# alone: ~0.2%, thousands of tokens of gibberish). A second direction, carried a little by the
+# newline that ends "<|im_start|>assistant\n" and taken away from end-of-turn, makes ending right
+# after a newline unlikely (~0.01%): a reply is not empty.
+SHARED_DIRECTION = 2.0
+END_OF_TURN_LIFT = 0.1
+AFTER_NEWLINE = 0.5
+END_OF_TURN_AFTER_NEWLINE = -2.0
 
 SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 # As in Qwen2.5, the tool-call tags are added tokens but not "special": they survive decoding
@@ -96,6 +112,16 @@ def main(out_dir: Path, template_file: Path) -> None:
         torch_dtype="float32",
     )
     model = Qwen2ForCausalLM(config).to(torch.float32)
+    with torch.no_grad():
+        embeddings = model.model.embed_tokens.weight
+        shared, after_newline = torch.randn(2, embeddings.shape[1], generator=torch.Generator().manual_seed(SEED))
+        shared /= shared.norm()
+        after_newline -= (after_newline @ shared) * shared
+        after_newline /= after_newline.norm()
+        embeddings += SHARED_DIRECTION * shared
+        end_of_turn, newline = ids["<|im_end|>"], raw.token_to_id("\u010a")  # byte-level BPE's "\n"
+        embeddings[end_of_turn] += END_OF_TURN_LIFT * shared + END_OF_TURN_AFTER_NEWLINE * after_newline
+        embeddings[newline] += AFTER_NEWLINE * after_newline
     model.save_pretrained(out_dir, safe_serialization=True)
     # vLLM reads default sampling params (notably the stop ids) from generation_config.json.
     GenerationConfig(

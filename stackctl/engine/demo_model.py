@@ -11,6 +11,7 @@ import subprocess
 from pathlib import Path
 
 from stackctl.engine._lock import exclusive_lock
+from stackctl.engine._make_demo_model import MAX_POSITIONS as DEMO_MAX_POSITIONS
 from stackctl.engine.install import engine_python
 from stackctl.errors import StackError
 from stackctl.paths import stackctl_home
@@ -22,13 +23,17 @@ _MARKER = "stackctl-demo-model.json"
 # Bump when the model changes in a way the builder's source does not show (e.g. a new torch).
 _RECIPE_VERSION = "1"
 
+__all__ = ["DEMO_MAX_POSITIONS", "current_demo_model_config", "default_demo_model_dir", "generate_demo_model"]
+
 
 class DemoModelError(StackError):
     """The demo model could not be generated."""
 
 
 def default_demo_model_dir() -> Path:
-    return stackctl_home() / "models" / "tiny-qwen2"
+    """One directory per recipe: a new recipe never rewrites the model under a running server
+    (stacks and test sessions on one machine may run different versions)."""
+    return stackctl_home() / "models" / f"tiny-qwen2-{recipe_hash()[:12]}"
 
 
 def recipe_hash() -> str:
@@ -79,6 +84,12 @@ def generate_demo_model(engine_dir: Path, out_dir: Path) -> Path:
         shutil.rmtree(out_dir, ignore_errors=True)
         staging.rename(out_dir)
     return out_dir
+
+
+def current_demo_model_config(out_dir: Path) -> Path | None:
+    """The generated model's config.json, if it is there and from the current recipe."""
+    config = Path(out_dir) / "config.json"
+    return config if _built_recipe(out_dir) == recipe_hash() and config.is_file() else None
 
 
 def _built_recipe(out_dir: Path) -> str | None:

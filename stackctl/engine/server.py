@@ -14,7 +14,8 @@ from stackctl.profiles import HARDWARE_PROFILES
 # GiB reserved for the KV cache. vLLM's CPU backend takes it up front from RAM; the tiny model
 # needs almost none, and a small value keeps several servers (parallel test sessions) affordable.
 DEFAULT_KVCACHE_GIB = 1
-# Short contexts keep the KV cache and warm-up small; the demo model has 4096 positions.
+# The test fixtures' default: short prompts need no more (the demo model has 131072 positions,
+# which the `tiny` profile serves for real clients).
 DEFAULT_MAX_MODEL_LEN = 2048
 
 

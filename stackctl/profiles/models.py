@@ -131,7 +131,9 @@ MODEL_PROFILES: dict[str, ModelProfile] = {
             served_name="tiny",
             quantization="bf16",
             weights_gb=0.01,
-            max_model_len=2048,
+            # Claude Code's first prompt is ~35k tokens of the demo tokenizer: the whole
+            # window the demo model has (its max_position_embeddings).
+            max_model_len=131072,
             max_num_seqs=4,
             tool_call_parser="hermes",
             reasoning_parser=None,

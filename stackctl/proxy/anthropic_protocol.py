@@ -46,7 +46,16 @@ class ToolUseBlock(_Lenient):
     input: dict[str, Any] = Field(default_factory=dict)
 
 
-ToolResultContent = Annotated[TextBlock | ImageBlock, Field(discriminator="type")]
+class ToolReferenceBlock(_Lenient):
+    """Claude Code's ToolSearch result: the named deferred tool is loaded from here on."""
+
+    type: Literal["tool_reference"]
+    tool_name: str
+
+
+ToolResultContent = Annotated[
+    TextBlock | ImageBlock | ToolReferenceBlock, Field(discriminator="type")
+]
 
 
 class ToolResultBlock(_Lenient):
@@ -125,6 +134,8 @@ class Tool(_Lenient):
     max_uses: int | None = None
     allowed_domains: list[str] | None = None
     blocked_domains: list[str] | None = None
+    # Loaded only once a tool_reference names it (Claude Code's ToolSearch).
+    defer_loading: bool = False
 
     @property
     def is_custom(self) -> bool:
@@ -143,7 +154,7 @@ class ThinkingConfig(_Lenient):
 
 
 class OutputConfig(_Lenient):
-    effort: Literal["low", "medium", "high", "max"] | None = None
+    effort: Literal["low", "medium", "high", "xhigh", "max"] | None = None
 
 
 class CountTokensRequest(_Lenient):

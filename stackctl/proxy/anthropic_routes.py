@@ -20,6 +20,7 @@ from stackctl.proxy.anthropic_stream import AnthropicStream
 from stackctl.proxy.backend import backend_error
 from stackctl.proxy.context import ProxyContext
 from stackctl.proxy.errors import BackendError
+from stackctl.proxy.fitted_calls import FittedCalls
 from stackctl.proxy.from_openai import translate_completion
 from stackctl.proxy.http_io import json_response, parse_model
 from stackctl.proxy.openai_protocol import TokenizeReply
@@ -51,10 +52,24 @@ class AnthropicRoutes:
         context = self.context
         parsed = parse_model(MessagesRequest, exchange.body)
         served = await context.resolve_model(parsed.model)
-        loop = web_search_loop(parsed, served, self.search_runner)
-        chat = loop.chat_request() if loop else translate_messages_request(parsed, served)
+        placement = context.settings.system_placement
+        loop = web_search_loop(parsed, served, self.search_runner, placement)
+        chat = (
+            loop.chat_request() if loop else translate_messages_request(parsed, served, placement)
+        )
+        calls = FittedCalls(
+            context.backend,
+            context.fit,
+            context.metrics,
+            model=served,
+            api="anthropic",
+            body_bytes=len(exchange.body),
+            asked=parsed.max_tokens,
+        )
+        if loop is None:  # a search loop's usage sums several prompts: no measure of this one
+            exchange.timer.on_prompt_tokens = calls.learn_prompt
         if parsed.stream:
-            upstream = await context.backend.open_chat_stream(chat.to_json())
+            upstream = await calls.open_chat_stream(chat)
             translator = (
                 loop.translator(served)
                 if loop
@@ -63,16 +78,16 @@ class AnthropicRoutes:
             stream = AnthropicStream(
                 upstream,
                 translator,
-                backend=context.backend,
+                calls=calls,
                 timer=exchange.timer,
                 ping_interval_s=context.settings.ping_interval_s,
                 loop=loop,
             )
             return Stream(stream.produce, close=upstream.aclose)
         if loop is not None:
-            message = await loop.complete(context.backend)
+            message = await loop.complete(calls)
         else:
-            completion = await context.backend.chat_completion(chat.to_json())
+            completion = await calls.chat_completion(chat)
             message = translate_completion(completion, stop_sequences=parsed.stop_sequences)
         exchange.timer.tokens(message.usage.input_tokens, message.usage.output_tokens)
         return json_response(message.model_dump_json().encode())
@@ -81,7 +96,7 @@ class AnthropicRoutes:
         context = self.context
         parsed = parse_model(CountTokensRequest, exchange.body)
         served = await context.resolve_model(parsed.model)
-        tokenize = translate_count_tokens_request(parsed, served)
+        tokenize = translate_count_tokens_request(parsed, served, context.settings.system_placement)
         spec = find_web_search_tool(parsed.tools) if self.search_runner else None
         if spec is not None:  # the model will see the search function: count it
             tokenize.tools = [*(tokenize.tools or []), search_function(spec)]

@@ -11,9 +11,10 @@ import time
 
 from pydantic import ValidationError
 
-from stackctl.proxy.backend import Backend, BackendStream, StreamError
+from stackctl.proxy.backend import BackendStream, StreamError
 from stackctl.proxy.context import log
 from stackctl.proxy.errors import BackendError, ProxyError
+from stackctl.proxy.fitted_calls import FittedCalls
 from stackctl.proxy.metrics import RequestTimer
 from stackctl.proxy.openai_protocol import ChatCompletionChunk
 from stackctl.proxy.sse import PING_EVENT, EventSplitter, event_data
@@ -28,14 +29,14 @@ class AnthropicStream:
         upstream: BackendStream,
         translator: AnthropicStreamTranslator,
         *,
-        backend: Backend,
+        calls: FittedCalls,
         timer: RequestTimer,
         ping_interval_s: float,
         loop: WebSearchLoop | None = None,
     ) -> None:
         self.upstream = upstream
         self.translator = translator
-        self.backend = backend
+        self.calls = calls
         self.timer = timer
         self.ping_interval_s = ping_interval_s
         self.loop = loop
@@ -50,9 +51,7 @@ class AnthropicStream:
             if self.loop is None:
                 await self.relay(self.upstream)
             else:
-                await self.loop.stream(
-                    self.upstream, translator, self.relay, self.send, self.backend
-                )
+                await self.loop.stream(self.upstream, translator, self.relay, self.send, self.calls)
         except Exception:  # noqa: BLE001 (logged with its traceback below)
             # A proxy bug must still end the stream the way the grammar allows.
             log.exception("translating the backend stream failed")
@@ -119,7 +118,7 @@ class AnthropicStream:
     def _broken(self, error: BaseException | None) -> BackendError:
         reason = f" ({type(error).__name__})" if error is not None else ""
         return BackendError(
-            f"the model backend at {self.backend.base_url} stopped mid-reply{reason}; "
+            f"the model backend at {self.calls.base_url} stopped mid-reply{reason}; "
             "the reply is incomplete: retry the request",
             backend_status=502,
         )

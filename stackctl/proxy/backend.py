@@ -32,6 +32,16 @@ _KEEPALIVE_SECONDS = 30.0
 
 
 @dataclass(frozen=True)
+class ServedModel:
+    name: str
+    max_model_len: int | None  # None: the backend does not say
+
+
+def _positive_int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+@dataclass(frozen=True)
 class BackendReply:
     """A whole (unstreamed) backend reply."""
 
@@ -138,13 +148,17 @@ class Backend:
             raise backend_error(upstream.status_code, content)
         return upstream
 
-    async def served_models(self) -> tuple[str, ...]:
+    async def model_list(self) -> tuple[ServedModel, ...]:
+        """The served models, with each one's window where the backend states it (vLLM does)."""
         response = await self.request("GET", "/v1/models")
         if response.status_code != 200:
             raise backend_error(response.status_code, response.content)
         try:
-            return tuple(str(item["id"]) for item in json.loads(response.content)["data"])
-        except (ValueError, KeyError, TypeError):
+            return tuple(
+                ServedModel(str(item["id"]), _positive_int(item.get("max_model_len")))
+                for item in json.loads(response.content)["data"]
+            )
+        except (ValueError, KeyError, TypeError, AttributeError):
             raise BackendError(
                 "backend /v1/models reply is not an OpenAI model list", backend_status=502
             ) from None

@@ -32,12 +32,13 @@ def hint_for_backend_error(status: int, body: str | bytes) -> str | None:
     """
     if status < 400:
         return None
-    message = _error_message(body)
+    message = error_message(body)
     return (_context_overflow(message) or _unknown_model(message) or _system_not_first(message)
             or _auto_tool_choice(message))
 
 
-def _error_message(body: str | bytes) -> str:
+def error_message(body: str | bytes) -> str:
+    """The message inside an error body (vLLM's, OpenAI's or a plain text one)."""
     text = body.decode("utf-8", errors="replace") if isinstance(body, bytes) else body
     try:
         document = json.loads(text)

@@ -99,6 +99,14 @@ def serve(
             "STACKCTL_PROXY_BACKEND_POLL_SECONDS)."
         ),
     ] = None,
+    system_placement: Annotated[
+        str | None,
+        typer.Option(
+            help="Anthropic clients' inline system messages: in-place (default: a "
+            "<system-reminder> where each stood, so the prompt's cached prefix survives) or "
+            "front (merged into the first message) (or STACKCTL_PROXY_SYSTEM_PLACEMENT)."
+        ),
+    ] = None,
 ) -> None:
     """Serve /v1/messages, /v1/chat/completions and friends in front of --backend."""
     try:
@@ -118,6 +126,7 @@ def serve(
             key_limits=key_limit or None,
             max_backend_waiting=max_backend_waiting,
             backend_poll_s=backend_poll_seconds,
+            system_placement=system_placement,
         )
     except ProxyConfigError as error:
         typer.echo(f"error: {error}", err=True)

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from stackctl.proxy.auth import KeyChecker
 from stackctl.proxy.backend import Backend
 from stackctl.proxy.backend_queue import BackendQueueWatch
+from stackctl.proxy.context_fit import ContextFit
 from stackctl.proxy.errors import ProxyError
 from stackctl.proxy.metrics import ProxyMetrics
 from stackctl.proxy.model_router import ModelRouter
@@ -33,19 +34,27 @@ class ProxyContext:
     limiter: KeyLimiter
     queue: BackendQueueWatch
     search: SearchBackend | None = None  # None: web search is off
+    fit: ContextFit = field(default_factory=ContextFit)
     _refreshed_at: float = field(default=-1e9)
 
     async def refresh_models(self) -> None:
         self._refreshed_at = time.monotonic()
         try:
-            self.router.served = await self.backend.served_models()
+            models = await self.backend.model_list()
         except ProxyError as error:
             log.warning("could not list the backend's models: %s", error.message)
+            return
+        self.router.served = tuple(model.name for model in models)
+        self.fit.windows.update(
+            {model.name: model.max_model_len for model in models if model.max_model_len}
+        )
 
     async def resolve_model(self, requested: str) -> str:
         # Names an alias or the default route need no backend round trip on the request path;
         # only a name nothing routes may be a model the backend started serving since.
         stale = time.monotonic() - self._refreshed_at > _REFRESH_EVERY_S
-        if stale and self.router.match(requested) is None:
+        target = self.router.match(requested)
+        # A served model whose window is unknown (the backend was down at start) is asked too.
+        if stale and (target is None or target not in self.fit.windows):
             await self.refresh_models()
         return self.router.resolve(requested)

@@ -69,6 +69,36 @@ class InvalidRequest(ProxyError):
     openai_type = "invalid_request_error"
 
 
+class PromptTooLong(InvalidRequest):
+    """The prompt alone fills the model's window: the client must shorten it. Worded as the
+    clients recognise it: Anthropic's (Claude Code compacts the conversation on it) and
+    OpenAI's `context_length_exceeded`."""
+
+    openai_code = "context_length_exceeded"
+
+    def __init__(self, *, prompt_tokens: int, window: int) -> None:
+        super().__init__(
+            f"prompt is too long: {prompt_tokens} tokens > {window} maximum", param="messages"
+        )
+        self.prompt_tokens = prompt_tokens
+        self.window = window
+
+    def body(self, api: ApiFormat) -> bytes:
+        if api is ApiFormat.ANTHROPIC:
+            return super().body(api)
+        message = (
+            f"This model's maximum context length is {self.window} tokens. However, your messages "
+            f"resulted in {self.prompt_tokens} tokens. Please reduce the length of the messages."
+        )
+        error = {
+            "message": message,
+            "type": self.openai_type,
+            "param": self.param,
+            "code": self.openai_code,
+        }
+        return json.dumps({"error": error}).encode()
+
+
 class RequestTooLarge(InvalidRequest):
     status = 413
     anthropic_type = "request_too_large"

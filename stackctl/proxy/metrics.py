@@ -6,6 +6,7 @@ Each app owns its registry, so several proxies in one process (tests) do not col
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
@@ -15,6 +16,8 @@ _TTFT_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60
 SEARCH_OUTCOMES = ("ok", "empty", "error", "rate_limited", "timeout", "max_uses", "invalid_input")
 # Why a request was turned away (rate_limits.py, backend_queue.py); exported from 0 per key.
 REJECTION_REASONS = ("concurrent", "requests_per_minute", "tokens_per_minute", "backend_queue")
+# What fitting max_tokens to the window did (context_fit.py, fitted_calls.py).
+CONTEXT_FIT_OUTCOMES = ("capped", "retried", "prompt_too_long")
 _DURATION_BUCKETS = (0.01, 0.05, 0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800)
 
 
@@ -73,6 +76,16 @@ class ProxyMetrics:
         for key in key_names:
             for reason in REJECTION_REASONS:
                 self.rejections.labels(reason, key)
+        self.context_fits = Counter(
+            "stackctl_proxy_context_fits",
+            "Requests whose max_tokens did not fit the model's window, by outcome (capped: "
+            "sent capped; retried: refused, sent again with what fits; prompt_too_long: the "
+            "prompt alone is over the window).",
+            ["outcome"],
+            registry=self.registry,
+        )
+        for outcome in CONTEXT_FIT_OUTCOMES:
+            self.context_fits.labels(outcome)
 
     def render(self) -> bytes:
         return generate_latest(self.registry)
@@ -90,6 +103,8 @@ class RequestTimer:
     route: str
     key: str = "unauthenticated"
     reported_tokens: int = 0  # prompt + completion, as the backend reported them
+    # Told the prompt's length when the backend reports it (the estimate of the next one learns).
+    on_prompt_tokens: Callable[[int], None] | None = None
     started: float = field(default_factory=time.perf_counter)
     _first_event: bool = False
     _ended: bool = False
@@ -103,6 +118,8 @@ class RequestTimer:
         self.reported_tokens += prompt + completion
         if prompt:
             self.metrics.tokens.labels("in", self.key).inc(prompt)
+            if self.on_prompt_tokens is not None:
+                self.on_prompt_tokens(prompt)
         if completion:
             self.metrics.tokens.labels("out", self.key).inc(completion)
 

@@ -5,13 +5,13 @@ removal of empty `"tool_calls": []`. Streams are relayed read by read, never buf
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from typing import Any
 
 from starlette.responses import Response
 
 from stackctl.proxy.context import ProxyContext
 from stackctl.proxy.errors import InvalidRequest
+from stackctl.proxy.fitted_calls import FittedCalls, Refused, asked_output
 from stackctl.proxy.http_io import json_response, parse_json_object
 from stackctl.proxy.openai_stream import OpenAIRelay, count_usage
 from stackctl.proxy.route import Exchange
@@ -76,28 +76,35 @@ class OpenAIRoutes:
         return json_response(json.dumps(body).encode())
 
     async def _generate(self, exchange: Exchange, path: str) -> Response | Stream:
-        backend = self.context.backend
+        context = self.context
         body, payload = await self._with_served_model(exchange.body, required_model=True)
+        calls = FittedCalls(
+            context.backend,
+            context.fit,
+            context.metrics,
+            model=str(payload["model"]),
+            api=path,
+            body_bytes=len(exchange.body),
+            asked=asked_output(payload),
+        )
+        exchange.timer.on_prompt_tokens = calls.learn_prompt
         if payload.get("stream") is True:
-            upstream = await backend.open_stream(path, body)
-            if upstream.status_code != 200:
-                try:
-                    content = await upstream.aread()
-                finally:
-                    await upstream.aclose()
-                return _relayed(content, upstream.status_code, upstream.headers)
-            relay = OpenAIRelay(upstream, backend=backend, timer=exchange.timer)
+            upstream = await calls.open_stream(path, body, payload)
+            if isinstance(upstream, Refused):
+                return _relayed(upstream.content, upstream.status, upstream.content_type)
+            relay = OpenAIRelay(upstream, backend=context.backend, timer=exchange.timer)
             return Stream(relay.produce, close=upstream.aclose)
-        reply = await backend.request("POST", path, body)
+        reply = await calls.request(path, body, payload)
+        if isinstance(reply, Refused):
+            return _relayed(reply.content, reply.status, reply.content_type)
         content = strip_empty_tool_calls(reply.content)
-        if reply.status_code == 200:
-            count_usage(exchange.timer, content)
-        return _relayed(content, reply.status_code, reply.headers)
+        count_usage(exchange.timer, content)
+        return _relayed(content, reply.status_code, reply.headers.get("content-type"))
 
     async def _forward_post(self, exchange: Exchange, path: str) -> Response:
         body, _ = await self._with_served_model(exchange.body, required_model=False)
         reply = await self.context.backend.request("POST", path, body)
-        return _relayed(reply.content, reply.status_code, reply.headers)
+        return _relayed(reply.content, reply.status_code, reply.headers.get("content-type"))
 
     async def _with_served_model(
         self, body: bytes, *, required_model: bool
@@ -118,10 +125,6 @@ class OpenAIRoutes:
         return body, payload
 
 
-def _relayed(content: bytes, status: int, headers: Mapping[str, str]) -> Response:
+def _relayed(content: bytes, status: int, content_type: str | None) -> Response:
     """A backend reply passed on as it came: its status and content type kept."""
-    return Response(
-        content,
-        status_code=status,
-        media_type=headers.get("content-type", "application/json"),
-    )
+    return Response(content, status_code=status, media_type=content_type or "application/json")

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Literal
 
 from stackctl.proxy.limit_settings import LimitConfigError, LimitSettings, build_limit_settings
+from stackctl.proxy.system_turns import SYSTEM_PLACEMENTS, SystemPlacement
 
 KEYS_ENV = "STACKCTL_PROXY_KEYS"
 BACKEND_KEY_ENV = "VLLM_API_KEY"
@@ -22,6 +23,7 @@ PING_ENV = "STACKCTL_PROXY_PING_SECONDS"
 SEARCH_BACKEND_ENV = "STACKCTL_PROXY_SEARCH_BACKEND"
 SEARXNG_URL_ENV = "STACKCTL_PROXY_SEARXNG_URL"
 SEARCH_TIMEOUT_ENV = "STACKCTL_PROXY_SEARCH_TIMEOUT_SECONDS"
+SYSTEM_PLACEMENT_ENV = "STACKCTL_PROXY_SYSTEM_PLACEMENT"
 SearchBackendName = Literal["ddgs", "searxng", "off"]
 SEARCH_BACKENDS: tuple[SearchBackendName, ...] = ("ddgs", "searxng", "off")
 # The same as nginx's client_max_body_size (nginx/stackctl-site.conf.j2): agents send whole
@@ -63,6 +65,8 @@ class ProxySettings:
     search_timeout_s: float = 10.0
     # Per-key limits and back-pressure on the backend's queue (limit_settings.py).
     limits: LimitSettings = field(default_factory=LimitSettings)
+    # Where Anthropic clients' inline system messages go (system_turns.py).
+    system_placement: SystemPlacement = "in-place"
 
 
 def parse_alias(text: str) -> ModelAlias:
@@ -154,6 +158,7 @@ def build_settings(
     key_limits: list[str] | None = None,
     max_backend_waiting: int | None = None,
     backend_poll_s: float | None = None,
+    system_placement: str | None = None,
     env: dict[str, str] | None = None,
 ) -> ProxySettings:
     """Everything the user can get wrong is checked here, before the server binds a port."""
@@ -187,6 +192,13 @@ def build_settings(
             )
         if not re.match(r"^https?://[^/]+", searxng):
             raise ProxyConfigError(f"--searxng-url {searxng!r} is not an http(s) URL")
+    wanted_placement = system_placement or env.get(SYSTEM_PLACEMENT_ENV) or "in-place"
+    placement = next((name for name in SYSTEM_PLACEMENTS if name == wanted_placement), None)
+    if placement is None:
+        raise ProxyConfigError(
+            f"system placement {wanted_placement!r} (--system-placement or {SYSTEM_PLACEMENT_ENV}) "
+            f"is not one of {', '.join(SYSTEM_PLACEMENTS)}"
+        )
     try:
         limits = build_limit_settings(
             env=env,
@@ -215,4 +227,5 @@ def build_settings(
         searxng_url=searxng,
         search_timeout_s=_positive_float(env, SEARCH_TIMEOUT_ENV, 10.0),
         limits=limits,
+        system_placement=placement,
     )

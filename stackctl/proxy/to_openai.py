@@ -14,6 +14,7 @@ from stackctl.proxy.anthropic_protocol import (
     ThinkingConfig,
     Tool,
     ToolChoice,
+    ToolReferenceBlock,
     ToolResultBlock,
     ToolUseBlock,
     WebSearchToolResultBlock,
@@ -33,16 +34,19 @@ from stackctl.proxy.openai_protocol import (
     ToolCall,
     ToolDefinition,
 )
+from stackctl.proxy.system_turns import SystemPlacement, conversation
 from stackctl.proxy.web_search import tool_result_text
 
 Part = TextPart | ImagePart
 
 
-def translate_messages_request(request: MessagesRequest, served_model: str) -> ChatRequest:
-    tools = translate_tools(request.tools)
+def translate_messages_request(
+    request: MessagesRequest, served_model: str, placement: SystemPlacement = "in-place"
+) -> ChatRequest:
+    tools = translate_tools(request.tools, loaded=referenced_tools(request.messages))
     return ChatRequest(
         model=served_model,
-        messages=translate_conversation(request),
+        messages=translate_conversation(request, placement),
         max_tokens=request.max_tokens,
         stream=request.stream,
         stream_options=StreamOptions() if request.stream else None,
@@ -59,45 +63,27 @@ def translate_messages_request(request: MessagesRequest, served_model: str) -> C
 
 
 def translate_count_tokens_request(
-    request: CountTokensRequest, served_model: str
+    request: CountTokensRequest, served_model: str, placement: SystemPlacement = "in-place"
 ) -> TokenizeChatRequest:
     return TokenizeChatRequest(
         model=served_model,
-        messages=translate_conversation(request),
-        tools=translate_tools(request.tools),
+        messages=translate_conversation(request, placement),
+        tools=translate_tools(request.tools, loaded=referenced_tools(request.messages)),
         chat_template_kwargs=translate_thinking(request.thinking),
     )
 
 
-def translate_conversation(request: CountTokensRequest) -> list[ChatMessage]:
-    """All system text first, as ONE message: Qwen3 templates reject a system message anywhere
-    else (vLLM answers 400), and Claude Code sends inline system messages mid-conversation."""
-    messages: list[ChatMessage] = []
-    system = merged_system_text(request)
-    if system:
-        messages.append(ChatMessage(role="system", content=system))
-    for message in request.messages:
-        if message.role == "user":
-            messages.extend(_user_messages(message))
-        elif message.role == "assistant":
-            messages.extend(_assistant_messages(message))
-    return messages
+def translate_conversation(
+    request: CountTokensRequest, placement: SystemPlacement = "in-place"
+) -> list[ChatMessage]:
+    """The conversation in OpenAI's shape; system text placed as system_turns.py explains."""
+    return conversation(request.system, request.messages, _chat_messages, placement)
 
 
-def merged_system_text(request: CountTokensRequest) -> str:
-    parts: list[str] = []
-    if isinstance(request.system, str):
-        parts.append(request.system)
-    elif request.system:
-        parts.extend(block.text for block in request.system)
-    for message in request.messages:
-        if message.role != "system":
-            continue
-        if isinstance(message.content, str):
-            parts.append(message.content)
-        else:
-            parts.extend(block.text for block in message.content if isinstance(block, TextBlock))
-    return "\n\n".join(part for part in parts if part)
+def _chat_messages(message: Message) -> list[ChatMessage]:
+    if message.role == "user":
+        return _user_messages(message)
+    return _assistant_messages(message)
 
 
 def _user_messages(message: Message) -> list[ChatMessage]:
@@ -137,6 +123,9 @@ def _tool_result_content(block: ToolResultBlock) -> tuple[str, list[ImagePart]]:
         for item in block.content:
             if isinstance(item, TextBlock):
                 texts.append(item.text)
+            elif isinstance(item, ToolReferenceBlock):
+                # The tool itself joins the request's tools (translate_tools).
+                texts.append(f"Tool loaded: {item.tool_name}")
             else:
                 # Tool messages take text only; images ride in the user message after them.
                 images.append(_image_part(item))
@@ -216,12 +205,31 @@ def _image_part(block: ImageBlock) -> ImagePart:
     return ImagePart(image_url=ImageUrl(url=url))
 
 
-def translate_tools(tools: list[Tool] | None) -> list[ToolDefinition] | None:
+def referenced_tools(messages: list[Message]) -> frozenset[str]:
+    """Deferred tools a ToolSearch result (tool_reference) has loaded in this conversation."""
+    names: set[str] = set()
+    for message in messages:
+        if isinstance(message.content, str):
+            continue
+        for block in message.content:
+            if isinstance(block, ToolResultBlock) and isinstance(block.content, list):
+                names.update(
+                    item.tool_name for item in block.content if isinstance(item, ToolReferenceBlock)
+                )
+    return frozenset(names)
+
+
+def translate_tools(
+    tools: list[Tool] | None, loaded: frozenset[str] = frozenset()
+) -> list[ToolDefinition] | None:
+    """Function definitions in the client's order (a stable order keeps the prompt's prefix).
+    A deferred tool (`defer_loading`) is offered only once a tool_reference loaded it, as
+    Anthropic's API does."""
     if not tools:
         return None
     definitions = []
     for position, tool in enumerate(tools):
-        if not tool.is_custom:
+        if not tool.is_custom or (tool.defer_loading and tool.name not in loaded):
             # Server tools (e.g. web_search_20250305) are the proxy's own business, not the
             # model's: web_search_loop offers the model its own function for web search.
             continue

@@ -36,14 +36,16 @@ from stackctl.proxy.anthropic_protocol import (
     WebSearchResult,
     WebSearchToolResultBlock,
 )
-from stackctl.proxy.backend import Backend, BackendStream
+from stackctl.proxy.backend import BackendStream
 from stackctl.proxy.context import log
 from stackctl.proxy.errors import ProxyError
+from stackctl.proxy.fitted_calls import FittedCalls
 from stackctl.proxy.from_openai import translate_completion
 from stackctl.proxy.metrics import ProxyMetrics
 from stackctl.proxy.openai_protocol import ChatRequest, NamedToolChoice
 from stackctl.proxy.search.base import SearchBackend, SearchError
 from stackctl.proxy.stream_translator import AnthropicStreamTranslator
+from stackctl.proxy.system_turns import SystemPlacement
 from stackctl.proxy.to_openai import translate_messages_request
 from stackctl.proxy.web_search import (
     MAX_QUERY_CHARS,
@@ -123,23 +125,32 @@ def _error(code: str) -> WebSearchError:
 
 
 def web_search_loop(
-    request: MessagesRequest, served: str, runner: WebSearchRunner | None
+    request: MessagesRequest,
+    served: str,
+    runner: WebSearchRunner | None,
+    placement: SystemPlacement = "in-place",
 ) -> WebSearchLoop | None:
     """A loop when the request carries the web-search tool and search is on; else None."""
     if runner is None or (request.tool_choice and request.tool_choice.type == "none"):
         return None
     spec = find_web_search_tool(request.tools)
-    return WebSearchLoop(runner, spec, request, served) if spec else None
+    return WebSearchLoop(runner, spec, request, served, placement) if spec else None
 
 
 class WebSearchLoop:
     def __init__(
-        self, runner: WebSearchRunner, spec: WebSearchSpec, request: MessagesRequest, served: str
+        self,
+        runner: WebSearchRunner,
+        spec: WebSearchSpec,
+        request: MessagesRequest,
+        served: str,
+        placement: SystemPlacement = "in-place",
     ) -> None:
         self.runner = runner
         self.spec = spec
         self.request = request
         self.served = served
+        self.placement = placement
         self.history: list[ContentBlock] = []  # this message's blocks, for the next turn
         self.searches = 0
 
@@ -149,7 +160,7 @@ class WebSearchLoop:
         if self.history:
             turn = Message(role="assistant", content=list(self.history))
             request = request.model_copy(update={"messages": [*request.messages, turn]})
-        chat = translate_messages_request(request, self.served)
+        chat = translate_messages_request(request, self.served, self.placement)
         client_tools = bool(chat.tools)
         chat.tools = [*(chat.tools or []), search_function(self.spec)]
         choice = request.tool_choice
@@ -179,14 +190,14 @@ class WebSearchLoop:
 
     # ---- unstreamed ---------------------------------------------------------------------------
 
-    async def complete(self, backend: Backend) -> MessageReply:
+    async def complete(self, model: FittedCalls) -> MessageReply:
         content: list[Any] = []
         first: MessageReply | None = None
         tokens_in = tokens_out = 0
         stop_reason: StopReason = "end_turn"
         stop_sequence: str | None = None
         for _ in range(self.spec.max_turns):
-            completion = await backend.chat_completion(self.chat_request().to_json())
+            completion = await model.chat_completion(self.chat_request())
             message = translate_completion(completion, stop_sequences=self.request.stop_sequences)
             first = first or message
             tokens_in += message.usage.input_tokens
@@ -249,7 +260,7 @@ class WebSearchLoop:
         translator: AnthropicStreamTranslator,
         relay: Relay,
         send: Send,
-        backend: Backend,
+        model: FittedCalls,
     ) -> None:
         """Relay turn after turn into one Anthropic message; pings run meanwhile (the caller's
         keep-alive watches `translator.finished`, which stays False during searches)."""
@@ -259,7 +270,7 @@ class WebSearchLoop:
                 await relay(first_upstream)  # the caller closes it
             else:
                 try:
-                    upstream = await backend.open_chat_stream(self.chat_request().to_json())
+                    upstream = await model.open_chat_stream(self.chat_request())
                 except ProxyError as error:
                     await send(translator.fail(error))
                     return

@@ -1,4 +1,5 @@
-"""Where clients reach a stack: the base URL (LAN or HTTPS), the model name, where the key is."""
+"""Where clients reach a stack from this machine: the base URL (loopback or HTTPS), the model
+name and its window, where the key is. `connect` turns it into a LAN address for other machines."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ class Endpoint:
     base_url: str  # without /v1
     model: str
     key_file: Path  # client keys: STACKCTL_PROXY_KEYS in this .env
+    context_tokens: int  # the served window (max_model_len)
 
     @property
     def openai_base_url(self) -> str:
@@ -24,4 +26,4 @@ def endpoint_of(stack: Stack) -> Endpoint:
     base = f"http://127.0.0.1:{config.ports.http}"
     if config.hostname and config.services.tls:
         base = f"https://{config.hostname}"
-    return Endpoint(base, config.served_name, stack.layout.env_file)
+    return Endpoint(base, config.served_name, stack.layout.env_file, stack.vllm.max_model_len)

@@ -111,3 +111,19 @@ def test_health_gate_timeout_stops_the_service(tmp_path):
     assert "vllm did not become healthy in 3 s (last check:" in line
     assert "full log:" in line and "log lines" in result.stderr
     assert_nothing_running(stack, before)
+
+
+def test_a_window_past_the_models_positions_is_refused_before_start_and_vllm_agrees(tmp_path):
+    stack = make_demo_stack(tmp_path / "stack", vllm={"max_model_len": 262144})
+    before = stack_process_ids(stack)
+    result = stack.cli("up")
+    assert result.returncode == 1
+    assert "`doctor --fast` found 1 failing check(s), so nothing was started" in error_line(result)
+    assert "fail model-window: max_model_len 262144; the model takes 131072 tokens" in result.stderr
+    assert "fix: set vllm.max_model_len: 131072 (or less) in stack.yaml" in result.stderr
+    assert not (stack.root / ".stackctl" / "logs").exists(), "a service was started anyway"
+    # Started anyway, vLLM refuses the same window for the same reason.
+    forced = stack.cli("up", "--skip-checks")
+    assert forced.returncode == 1
+    assert "is greater than the derived max_model_len (max_position_embeddings=131072" in forced.stderr
+    assert_nothing_running(stack, before)

@@ -49,7 +49,9 @@ def free_port() -> int:
 
 
 @contextmanager
-def running_vllm(log_dir: Path, *, extra_args: tuple[str, ...] = ()) -> Iterator[VllmServer]:
+def running_vllm(
+    log_dir: Path, *, extra_args: tuple[str, ...] = (), max_model_len: int | None = None
+) -> Iterator[VllmServer]:
     """Ensure engine and demo model (cached in $STACKCTL_HOME), serve, yield, always stop."""
     engine_dir = default_engine_dir()
     install_engine(engine_dir)
@@ -63,6 +65,7 @@ def running_vllm(log_dir: Path, *, extra_args: tuple[str, ...] = ()) -> Iterator
         port=port,
         served_name=SERVED_NAME,
         extra_args=("--enable-auto-tool-choice", "--tool-call-parser", "hermes", *extra_args),
+        **({"max_model_len": max_model_len} if max_model_len else {}),
     )
     log_path = log_dir / "vllm.log"
     with open(log_path, "wb") as log:

@@ -126,4 +126,4 @@ def test_recipe_hash_is_stable_and_covers_the_template():
 
 def test_default_model_dir_follows_stackctl_home(monkeypatch, tmp_path):
     monkeypatch.setenv("STACKCTL_HOME", str(tmp_path))
-    assert default_demo_model_dir() == tmp_path / "models" / "tiny-qwen2"
+    assert default_demo_model_dir() == tmp_path / "models" / f"tiny-qwen2-{recipe_hash()[:12]}"

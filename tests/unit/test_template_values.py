@@ -4,6 +4,7 @@ vLLM command line from the settings, never a secret."""
 from __future__ import annotations
 
 from stackctl.config import parse_stack_config
+from stackctl.engine.demo_model import default_demo_model_dir
 from stackctl.envfile import ensure_secrets, secret_values
 from stackctl.layout import StackLayout
 from stackctl.runtime import runtime_for
@@ -21,7 +22,7 @@ def test_paths_and_model_follow_the_runtime(tmp_path):
     assert compose["paths"]["rendered"] == "./rendered" and native["paths"]["rendered"] == str(tmp_path / "rendered")
     model = compose["vllm_args"][compose["vllm_args"].index("--model") + 1]
     assert model == "/models/tiny" and compose["vllm_extra_volumes"] == []
-    assert native["vllm_args"][native["vllm_args"].index("--model") + 1].endswith("tiny-qwen2")
+    assert native["vllm_args"][native["vllm_args"].index("--model") + 1] == str(default_demo_model_dir())
     assert "VLLM_CPU_KVCACHE_SPACE=1" in compose["vllm_environment"]
 
 

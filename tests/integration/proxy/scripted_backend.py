@@ -16,6 +16,11 @@ Like vLLM, it answers 400 to a request whose shape it cannot use (the fuzz tests
 requests through the OpenAI pass-through), and `/metrics` reports `waiting` as
 `vllm:num_requests_waiting` (the proxy's back-pressure reads it). `failures` counts requests
 it could not answer at all (a bug here, not in the proxy).
+
+Its window is `window` tokens (`max_model_len` in its model list), a prompt being
+`prompt_tokens(body)` of them. Like vLLM 0.32 it refuses max_tokens above the window and a
+prompt over it, in 0.32's words; with `refuses_overflow` it also refuses prompt + max_tokens
+past the window in older releases' words, as NGC images may.
 """
 
 from __future__ import annotations
@@ -74,6 +79,8 @@ class ScriptedBackend:
     disconnects: deque[str] = field(default_factory=lambda: deque(maxlen=5000))
     scripts: dict[str, list[Turn]] = field(default_factory=dict)
     waiting: float = 0.0  # reported as vllm:num_requests_waiting
+    window: int = 32768
+    refuses_overflow: bool = False
     failures: int = 0
     flood_sent: int = 0
 
@@ -137,7 +144,13 @@ class ScriptedBackend:
                 {
                     "object": "list",
                     "data": [
-                        {"id": SERVED_MODEL, "object": "model", "created": 0, "owned_by": "vllm"}
+                        {
+                            "id": SERVED_MODEL,
+                            "object": "model",
+                            "created": 0,
+                            "owned_by": "vllm",
+                            "max_model_len": self.window,
+                        }
                     ],
                 },
             )
@@ -162,9 +175,38 @@ class ScriptedBackend:
                     },
                 )
                 return
+            refusal = self._window_refusal(payload)
+            if refusal:
+                await _bad_request(send, refusal)
+                return
             await self._generate(payload, receive, send)
         else:
             await _json(send, 404, {"detail": "Not Found"})
+
+    def _window_refusal(self, payload: dict[str, Any]) -> str | None:
+        """vLLM's refusal of a request that does not fit the window, in its own words."""
+        window = self.window
+        asked = payload.get("max_completion_tokens", payload.get("max_tokens"))
+        asked = asked if isinstance(asked, int) and not isinstance(asked, bool) else None
+        prompt = prompt_tokens(payload)
+        if asked is not None and asked > window:
+            return (
+                f"max_tokens={asked} cannot be greater than max_model_len={window}. "
+                "Please request fewer output tokens."
+            )
+        if prompt > window:
+            return (
+                f"This model's maximum context length is {window} tokens. However, your prompt "
+                f"contains at least {window + 1} input tokens, which exceeds this limit even "
+                "without any output tokens. Please reduce the length of the input prompt."
+            )
+        if self.refuses_overflow and asked is not None and prompt + asked > window:
+            return (
+                f"This model's maximum context length is {window} tokens. However, you requested "
+                f"{prompt + asked} tokens ({prompt} in the messages, {asked} in the completion). "
+                "Please reduce the length of the messages or completion."
+            )
+        return None
 
     async def _generate(self, payload: dict[str, Any], receive: Receive, send: Send) -> None:
         key = _script_key(payload)
@@ -250,6 +292,11 @@ class ScriptedBackend:
         await send({"type": "http.response.body", "body": b"data: [DONE]\n\n", "more_body": False})
 
 
+def prompt_tokens(payload: dict[str, Any]) -> int:
+    """The stand-in tokenizer: one token per 4 bytes of the messages (or the prompt)."""
+    return len(json.dumps(payload.get("messages", payload.get("prompt", "")))) // 4
+
+
 def _script_key(payload: dict[str, Any]) -> str | None:
     for message in payload.get("messages", []):
         if message.get("role") == "user":
@@ -263,9 +310,9 @@ async def _scripted_reply(send: Send, payload: dict[str, Any], turn: Turn) -> No
     """The turn as vLLM would send it: a completion, or chunks with usage at the end."""
     completion_id = f"chatcmpl-script{len(json.dumps(payload)) % 10_000:04d}"
     usage = {
-        "prompt_tokens": len(json.dumps(payload["messages"])) // 4,
+        "prompt_tokens": prompt_tokens(payload),
         "completion_tokens": turn.completion_tokens,
-        "total_tokens": len(json.dumps(payload["messages"])) // 4 + turn.completion_tokens,
+        "total_tokens": prompt_tokens(payload) + turn.completion_tokens,
     }
     finish = "tool_calls" if turn.tool_calls else "stop"
     calls = [

@@ -177,9 +177,11 @@ def test_slow_backend_gets_pings(fast_ping_proxy: RunningProxy) -> None:
         assert stream.get_final_message().usage.input_tokens == 42
 
 
-def test_inline_system_messages_merge_into_one_leading_system(
+def test_inline_system_messages_stay_where_they_stood_as_reminders(
     proxy: RunningProxy, backend: ScriptedBackend
 ) -> None:
+    # Qwen3 templates refuse a system message that is not first; merged into the first one,
+    # a new inline message rewrote the front and vLLM prefilled the whole prompt again.
     proxy.anthropic().messages.create(
         model=CLAUDE,
         max_tokens=64,
@@ -196,10 +198,16 @@ def test_inline_system_messages_merge_into_one_leading_system(
         ],
     )
     messages = backend.last("/v1/chat/completions").body["messages"]
-    assert [m["role"] for m in messages] == ["system", "user", "assistant", "user"]
-    assert messages[0]["content"] == (
-        "You are a coding agent.\n\nBe brief.\n\nThe user's repo is Python.\n\nReply in English."
-    )
+    assert messages == [
+        {"role": "system", "content": "You are a coding agent.\n\nBe brief."},
+        {"role": "user", "content": "hello"},
+        {"role": "assistant", "content": "hi"},
+        {"role": "user", "content": "<system-reminder>\nThe user's repo is Python.\n</system-reminder>"},
+        {
+            "role": "user",
+            "content": "scenario:text\n\n<system-reminder>\nReply in English.\n</system-reminder>",
+        },
+    ]
 
 
 def test_tool_results_round_trip(proxy: RunningProxy, backend: ScriptedBackend) -> None:

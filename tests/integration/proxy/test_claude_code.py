@@ -16,34 +16,13 @@ import uuid
 from pathlib import Path
 
 import httpx
-import pytest
 
 from tests.integration.proxy.conftest import ALICE_KEY, RunningProxy
 from tests.integration.proxy.scripted_backend import ScriptedBackend, Turn
-
-CLAUDE_CODE_VERSION = "2.1.197"  # pinned: the test reads its JSON output
-
-
-@pytest.fixture(scope="module")
-def claude_code() -> Path:
-    """The `claude` executable, installed from npm on first use into a per-version cache."""
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    prefix = cache / "stackctl-tests" / f"claude-code-{CLAUDE_CODE_VERSION}"
-    executable = prefix / "node_modules" / ".bin" / "claude"
-    if not executable.exists():
-        try:
-            subprocess.run(
-                ["npm", "install", "--silent", "--no-audit", "--no-fund", "--prefix", str(prefix),
-                 f"@anthropic-ai/claude-code@{CLAUDE_CODE_VERSION}"],
-                check=True, capture_output=True, text=True, timeout=600,
-            )  # fmt: skip
-        except (OSError, subprocess.CalledProcessError) as error:
-            detail = getattr(error, "stderr", "") or error
-            pytest.fail(f"installing Claude Code from npm failed (run scripts/setup): {detail}")
-    return executable
+from tests.support.npm_clients import InstalledClient
 
 
-def run_claude(claude: Path, proxy: RunningProxy, prompt: str, home: Path) -> dict:
+def run_claude(claude: InstalledClient, proxy: RunningProxy, prompt: str, home: Path) -> dict:
     env = {
         "PATH": os.environ["PATH"],
         "HOME": str(home),  # no user config, no login: only what the environment says
@@ -53,15 +32,15 @@ def run_claude(claude: Path, proxy: RunningProxy, prompt: str, home: Path) -> di
         "DISABLE_AUTOUPDATER": "1",
     }
     result = subprocess.run(
-        [str(claude), "-p", prompt, "--output-format", "json", "--allowedTools", "WebSearch"],
+        [str(claude.executable), "-p", prompt, "--output-format", "json", "--allowedTools", "WebSearch"],
         env=env, capture_output=True, text=True, timeout=180, check=False,
     )  # fmt: skip
-    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    assert result.returncode == 0, claude.label + ": " + result.stdout[-2000:] + result.stderr[-2000:]
     return json.loads(result.stdout)
 
 
 def test_claude_code_web_search_runs_through_the_proxy(
-    claude_code: Path, search_proxy: RunningProxy, backend: ScriptedBackend, tmp_path: Path
+    claude_code: InstalledClient, search_proxy: RunningProxy, backend: ScriptedBackend, tmp_path: Path
 ) -> None:
     main, search = uuid.uuid4().hex[:10], uuid.uuid4().hex[:10]
     # The main loop: the model calls Claude Code's WebSearch tool, then answers.

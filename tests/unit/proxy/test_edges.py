@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from stackctl.proxy.anthropic_protocol import MessagesRequest
 from stackctl.proxy.auth import KeyChecker
+from stackctl.proxy.backend import ServedModel
 from stackctl.proxy.cli import proxy_app
 from stackctl.proxy.errors import ApiFormat, AuthenticationFailed, BackendUnavailable, ModelNotFound
 from stackctl.proxy.http_io import invalid_request
@@ -72,15 +73,16 @@ class _CountingBackend:
     def __init__(self) -> None:
         self.asked = 0
 
-    async def served_models(self) -> tuple[str, ...]:
+    async def model_list(self) -> tuple[ServedModel, ...]:
         self.asked += 1
-        return ("big", "new-model")
+        return (ServedModel("big", 4096), ServedModel("new-model", 8192))
 
 
 def test_routed_names_never_wait_for_a_model_list_refresh() -> None:
     import asyncio
 
     from stackctl.proxy.context import ProxyContext
+    from stackctl.proxy.context_fit import ContextFit
 
     backend = _CountingBackend()
     context = ProxyContext(
@@ -91,6 +93,7 @@ def test_routed_names_never_wait_for_a_model_list_refresh() -> None:
         metrics=None,  # type: ignore[arg-type]
         limiter=None,  # type: ignore[arg-type]
         queue=None,  # type: ignore[arg-type]
+        fit=ContextFit(windows={"big": 4096}),
     )
     # Stale from the start: an aliased name still resolves without a backend round trip...
     assert asyncio.run(context.resolve_model("claude-sonnet-4-6")) == "big"

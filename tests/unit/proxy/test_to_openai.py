@@ -51,7 +51,7 @@ def test_streaming_asks_for_usage() -> None:
         (None, [], None),
     ],
 )
-def test_all_system_text_merges_into_one_leading_message(
+def test_front_placement_merges_all_system_text_into_one_leading_message(
     system: object, inline_positions: list[int], expected: str | None
 ) -> None:
     turns: list[dict[str, object]] = [
@@ -61,7 +61,8 @@ def test_all_system_text_merges_into_one_leading_message(
     ]
     for position in inline_positions:
         turns.insert(position, {"role": "system", "content": f"inline-{position}"})
-    out = dumped(request(system=system, messages=turns))
+    chat = translate_messages_request(request(system=system, messages=turns), "served", "front")
+    out = chat.model_dump(exclude_none=True)
     roles = [m["role"] for m in out["messages"]]
     if expected is None:
         assert "system" not in roles
@@ -232,3 +233,28 @@ def test_count_tokens_request() -> None:
     assert out["messages"][0] == {"role": "system", "content": "s"}
     assert out["tools"][0]["function"]["name"] == "f"
     assert out["add_generation_prompt"] is True
+
+
+def test_deferred_tools_are_offered_once_a_tool_reference_loads_them() -> None:
+    tools = [
+        {"name": "Bash", "input_schema": {"type": "object"}},
+        {"name": "WebFetch", "input_schema": {"type": "object"}, "defer_loading": True},
+        {"name": "DeferredToolPlaceholder", "input_schema": {"type": "object"}, "defer_loading": True},
+    ]
+    before = dumped(request(tools=tools))
+    assert [t["function"]["name"] for t in before["tools"]] == ["Bash"]
+    # Claude Code's ToolSearch result, as 2.1.330 sends it.
+    after = dumped(request(tools=tools, messages=[
+        {"role": "user", "content": "fetch it"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "ToolSearch",
+                                           "input": {"query": "select:WebFetch"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1",
+                                      "content": [{"type": "tool_reference", "tool_name": "WebFetch"}]}]},
+    ]))
+    assert [t["function"]["name"] for t in after["tools"]] == ["Bash", "WebFetch"]
+    assert after["messages"][-1] == {"role": "tool", "tool_call_id": "t1", "content": "Tool loaded: WebFetch"}
+
+
+def test_every_effort_claude_code_offers_passes_on() -> None:
+    for effort in ("low", "medium", "high", "xhigh", "max"):
+        assert dumped(request(output_config={"effort": effort}))["reasoning_effort"] == effort

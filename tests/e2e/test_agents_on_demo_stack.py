@@ -1,0 +1,156 @@
+"""Real coding agents against the demo stack's real vLLM engine (CPU, the tiny demo model), the
+way a user points them at it: the lines `up` prints, run as printed, and the configuration
+`stackctl connect --write` puts in their own files.
+
+Claude Code's first request is ~35k tokens of the demo tokenizer with max_tokens 32000: the
+request that used to fail ("max_tokens=32000 cannot be greater than max_model_len=2048", then
+"prompt too long"). A session of five turns shows what vLLM's prefix cache keeps of each turn.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.support.cli import run_cli
+from tests.support.npm_clients import InstalledClient
+from tests.support.stacks import DemoStack, make_demo_stack
+
+pytestmark = [pytest.mark.e2e, pytest.mark.vllm]
+
+# Two time zones 26 hours apart: a session continued under the second has changed date, as one
+# resumed the next morning (Claude Code then appends "The date has changed..." as a system message).
+YESTERDAY, TODAY = "Etc/GMT+12", "Etc/GMT-14"
+
+
+@pytest.fixture(scope="module")
+def started(tmp_path_factory):  # type: ignore[no-untyped-def]
+    demo = make_demo_stack(tmp_path_factory.mktemp("agents") / "stack")
+    try:
+        result = demo.cli("up")
+        assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+        yield demo, result.stdout
+    finally:
+        demo.cli("down")
+
+
+def printed_lines(output: str) -> dict[str, str]:
+    """`up`'s client lines by their label ("key:", "curl:", "Claude Code:")."""
+    lines = {}
+    for line in output.splitlines():
+        label, _, rest = line.partition(": ")
+        if label in ("key", "curl", "Claude Code"):
+            lines[label] = rest.strip()
+    assert set(lines) == {"key", "curl", "Claude Code"}, output
+    return lines
+
+
+def client_env(home: Path, *extra_path: Path, **variables: str) -> dict[str, str]:
+    """Nothing from the developer's environment but PATH: only what the test sets."""
+    path = os.pathsep.join([*(str(p) for p in extra_path), os.environ["PATH"]])
+    return {"PATH": path, "HOME": str(home), **variables}
+
+
+def connect_write(stack: DemoStack, client: str, home: Path) -> None:
+    result = run_cli("connect", client, "--write", "--host", "127.0.0.1", cwd=stack.root, env={"HOME": str(home)})
+    assert result.returncode == 0, result.stderr
+    assert stack.client_key not in result.stdout + result.stderr
+
+
+def claude_turn(claude: InstalledClient, home: Path, work: Path, prompt: str, *flags: str,
+                **variables: str) -> dict:
+    done = subprocess.run(
+        [str(claude.executable), "-p", prompt, "--output-format", "json", *flags],
+        env=client_env(home, **variables), cwd=work, capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, f"{claude.label}: {done.stdout[-2000:]}{done.stderr[-2000:]}"
+    reply = json.loads(done.stdout)
+    assert reply["is_error"] is False, f"{claude.label}: {reply}"
+    return reply
+
+
+def test_the_lines_up_prints_work_as_printed(started, claude_code: InstalledClient, tmp_path: Path) -> None:
+    stack, output = started
+    lines = printed_lines(output)
+    env = client_env(tmp_path, claude_code.executable.parent)
+    curl = subprocess.run(["bash", "-c", f"{lines['key']}; {lines['curl']}"], cwd=stack.root, env=env,
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert curl.returncode == 0, curl.stderr
+    assert json.loads(curl.stdout)["choices"][0]["message"]["role"] == "assistant", curl.stdout
+    claude = subprocess.run(
+        ["bash", "-c", f"{lines['key']}; {lines['Claude Code']} -p 'say hi' --output-format json"],
+        cwd=stack.root, env=env, capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert claude.returncode == 0, f"{claude_code.label}: {claude.stdout[-2000:]}{claude.stderr[-2000:]}"
+    reply = json.loads(claude.stdout)
+    assert reply["is_error"] is False, f"{claude_code.label}: {reply}"
+    # Claude Code's whole prompt reached the model (it asked max_tokens 32000 on top of it).
+    assert reply["usage"]["input_tokens"] > 30_000, reply["usage"]
+
+
+def test_claude_code_with_the_configuration_connect_wrote(started, claude_code: InstalledClient,
+                                                           tmp_path: Path) -> None:
+    stack, _ = started
+    home, work = tmp_path / "home", tmp_path / "work"
+    work.mkdir()
+    connect_write(stack, "claude-code", home)
+    reply = claude_turn(claude_code, home, work, "say hi")
+    assert list(reply["modelUsage"]) == ["tiny"], reply["modelUsage"]
+
+
+def test_opencode_with_the_configuration_connect_wrote(started, opencode: InstalledClient, tmp_path: Path) -> None:
+    stack, _ = started
+    home, work = tmp_path / "home", tmp_path / "work"
+    work.mkdir()
+    connect_write(stack, "opencode", home)
+    done = subprocess.run(
+        [str(opencode.executable), "run", "say hi", "--format", "json", "--title", "demo"],
+        env=client_env(home, OPENCODE_DISABLE_AUTOUPDATE="1", OPENCODE_DISABLE_MODELS_FETCH="1"),
+        cwd=work, capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    label = opencode.label
+    assert done.returncode == 0, f"{label}: {done.stdout[-2000:]}{done.stderr[-2000:]}"
+    events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    assert not [event for event in events if event["type"] == "error"], f"{label}: {events}"
+    finished = [event["part"] for event in events if event["type"] == "step_finish"]
+    assert finished and finished[-1]["tokens"]["input"] > 1000, f"{label}: {events}"
+
+
+def prefix_cache(stack: DemoStack) -> tuple[float, float]:
+    """vLLM's (prefix_cache_hits, prefix_cache_queries) counters, in tokens."""
+    text = httpx.get(f"http://127.0.0.1:{stack.ports['vllm']}/metrics", timeout=10).text
+    values = {}
+    for line in text.splitlines():
+        for name in ("hits", "queries"):
+            if line.startswith(f"vllm:prefix_cache_{name}_total"):
+                values[name] = float(line.split()[-1])
+    return values["hits"], values["queries"]
+
+
+def test_the_prefix_cache_survives_a_five_turn_session_resumed_the_next_day(
+    started, claude_code: InstalledClient, tmp_path: Path
+) -> None:
+    stack, _ = started
+    home, work = tmp_path / "home", tmp_path / "work"
+    work.mkdir()
+    connect_write(stack, "claude-code", home)
+    turns = []
+    for turn in range(1, 6):
+        before = prefix_cache(stack)
+        flags = ("--continue",) if turn > 1 else ()
+        claude_turn(claude_code, home, work, f"turn {turn}: say hi", *flags, TZ=YESTERDAY if turn == 1 else TODAY)
+        after = prefix_cache(stack)
+        turns.append((after[0] - before[0], after[1] - before[1]))
+    figures = ", ".join(f"turn {n}: {hits:.0f}/{queries:.0f}" for n, (hits, queries) in enumerate(turns, 1))
+    print(f"{claude_code.label}: prefix cache hits/queries (tokens) {figures}")
+    # From turn 2 on, the turn before is cached whole: only what is new is prefilled, the date
+    # change at turn 2 included (its system message lands at the end, not at the front).
+    for number, (hits, queries) in enumerate(turns[1:], 2):
+        assert hits / queries > 0.95, f"{claude_code.label}: turn {number} reused only {hits:.0f} of {queries:.0f}"
+    session_hits, session_queries = (sum(column) for column in zip(*turns, strict=True))
+    assert session_hits / session_queries > 0.75, figures
