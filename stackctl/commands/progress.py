@@ -8,10 +8,18 @@ from types import TracebackType
 from typing import Any, Self
 
 from rich.console import Console
+from rich.markup import escape
 
 from stackctl.doctor import Status
 from stackctl.runtime import ServiceEvent
-from stackctl.usecases.bring_up import PreflightFinding, Preparing, StartingDespiteChecks, UpEvent
+from stackctl.usecases.bring_up import (
+    PeersReady,
+    PreflightFinding,
+    Preparing,
+    StartingDespiteChecks,
+    UpEvent,
+    WaitingForPeers,
+)
 
 # Off a terminal, a waiting service is reported this often (a spinner line otherwise).
 PLAIN_WAITING_EVERY_S = 15.0
@@ -46,6 +54,17 @@ class UpProgress:
             self.err_console.print("[yellow]starting anyway (--skip-checks)[/yellow]")
         elif isinstance(event, Preparing):
             self._transient("engine", f"engine: {event.message}")
+        elif isinstance(event, WaitingForPeers):
+            waiting = ", ".join(f"{state.gate.host} ({state.gate.service})" for state in event.states
+                                if not state.ready)
+            self._transient("peers", f"waiting for {waiting}: {event.elapsed_s:4.0f}/{event.timeout_s:.0f} s")
+        elif isinstance(event, PeersReady):
+            for state in event.states:
+                if state.ready:
+                    self.console.print(f"[green]✓[/green] {state.gate.host}: {state.gate.service} serving")
+                else:
+                    self.err_console.print(f"[yellow]warn[/yellow] {escape(state.gate.host)}: {state.gate.service} "
+                                           f"not serving ({escape(state.detail)}); starting without it")
         else:
             self._service(event)
 
