@@ -12,7 +12,12 @@ import json
 
 import pytest
 
-from tests.support.multihost import CLIENT_SCRIPT, host_services, make_multihost_stack, prometheus_query
+from tests.support.multihost import (
+    CLIENT_SCRIPT,
+    host_services,
+    make_multihost_stack,
+    prometheus_query,
+)
 from tests.support.netns import lab
 from tests.support.processes import wait_until
 

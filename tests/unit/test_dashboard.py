@@ -17,7 +17,7 @@ from stackctl.render import render_configs
 from stackctl.resources import source_root
 
 ROOT = source_root() or Path(__file__).resolve().parents[2]
-ROWS = ["At a glance", "GPU over time", "Model performance", "Gateway"]
+ROWS = ["At a glance", "GPU over time", "Model performance", "Gateway", "Replicas"]
 
 
 def rows_and_panels(dashboard: dict) -> dict[str, list[dict]]:
