@@ -50,9 +50,18 @@ def vllm_settings(config: StackConfig) -> VllmSettings:
         kv_cache_dtype=model.kv_cache_dtype,
         tool_call_parser=model.tool_call_parser,
         reasoning_parser=model.reasoning_parser,
-        extra_args=(*hardware.vllm_flags, *_parallel_args(cluster), *model.extra_args, *options.extra_args),
+        extra_args=(*_hardware_flags(hardware.vllm_flags, cluster), *_parallel_args(cluster), *model.extra_args,
+                    *options.extra_args),
         cluster=cluster,
     )
+
+
+def _hardware_flags(flags: tuple[str, ...], cluster: tuple[int, int, int] | None) -> tuple[str, ...]:
+    """The hardware's flags; on a Ray cluster without its own executor choice (the CPU build's `uni`)."""
+    if cluster is None or "--distributed-executor-backend" not in flags:
+        return flags
+    index = flags.index("--distributed-executor-backend")
+    return flags[:index] + flags[index + 2:]
 
 
 def _parallel_args(cluster: tuple[int, int, int] | None) -> tuple[str, ...]:

@@ -62,7 +62,7 @@ def test_nginx_upstream_is_the_gpu_hosts_ip(topology):
     _made, demo, _hosts, _gpu, _edge = topology
     site = (demo.root / "hosts" / "edge" / "rendered" / "nginx" / "stackctl-site.conf").read_text()
     assert f"server {GPU}:{demo.ports['proxy']} max_fails=1 fail_timeout=10s;" in site
-    assert "127.0.0.1:" not in site.split("upstream", 1)[1].split("}", 1)[0]
+    assert "127.0.0.1:" not in site.split("upstream stackctl_", 1)[1].split("}", 1)[0]
 
 
 def test_the_anthropic_sdk_in_the_client_namespace_reaches_vllm_through_edge_and_proxy(topology):
