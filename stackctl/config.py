@@ -107,6 +107,33 @@ class WebSearchOptions(_Strict):
         return self
 
 
+class KeyLimitOptions(_Strict):
+    """One API key's limits; those left out follow the `limits` section's per-key values."""
+
+    max_concurrent: int | None = Field(None, ge=0)
+    requests_per_minute: int | None = Field(None, ge=0)
+    tokens_per_minute: int | None = Field(None, ge=0)
+
+
+class LimitsOptions(_Strict):
+    """What each API key may use at the filter-proxy (0: no limit), and back-pressure: past
+    `max_backend_waiting` requests waiting in vLLM, new ones get 529/503 until it drains."""
+
+    max_concurrent: int = Field(32, ge=0)  # requests at once, per key
+    requests_per_minute: int = Field(0, ge=0)
+    tokens_per_minute: int = Field(0, ge=0)  # the rule: stackctl/proxy/rate_limits.py
+    keys: dict[str, KeyLimitOptions] = Field(default_factory=dict)  # overrides by key name
+    max_backend_waiting: int = Field(64, ge=0)
+
+    @field_validator("keys")
+    @classmethod
+    def _key_names(cls, keys: dict[str, KeyLimitOptions]) -> dict[str, KeyLimitOptions]:
+        for name in keys:
+            if not re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", name):
+                raise ValueError(f"key name {name!r} must be 1-64 letters, digits, '_', '.' or '-'")
+        return keys
+
+
 class StackConfig(_Strict):
     hardware: str = "generic"
     model: str = "qwen3.6-27b"
@@ -125,6 +152,7 @@ class StackConfig(_Strict):
     ports: Ports = Field(default_factory=Ports)
     vllm: VllmOptions = Field(default_factory=VllmOptions)
     web_search: WebSearchOptions = Field(default_factory=WebSearchOptions)
+    limits: LimitsOptions = Field(default_factory=LimitsOptions)
     hf_cache: str = "~/.cache/huggingface"
     # certbot's --config-dir: certificates are read from its live/<hostname>/.
     letsencrypt_dir: str = "/etc/letsencrypt"
@@ -314,11 +342,14 @@ def describe_validation_error(error: ValidationError) -> str:
 
 def _allowed_keys(location: tuple) -> list[str]:
     model: type[BaseModel] = StackConfig
-    for part in location:
-        if str(part) not in model.model_fields:
-            continue  # a mapping's own key (hosts.NAME)
-        annotation = model.model_fields[str(part)].annotation
-        # `hosts: dict[str, HostSpec]`, `ray: RayOptions | None`: the model inside.
+    parts = list(location)
+    while parts:
+        annotation = model.model_fields[str(parts.pop(0))].annotation
+        values = get_args(annotation)
+        if values and parts and isinstance(values[-1], type) and issubclass(values[-1], BaseModel):
+            parts.pop(0)  # a mapping of models (limits.keys.NAME, hosts.NAME): skip the name
+            annotation = values[-1]
+        # An optional section (`ray: RayOptions | None`): the model inside.
         annotation = next((arg for arg in get_args(annotation) if isinstance(arg, type)
                            and issubclass(arg, BaseModel)), annotation)
         if not (isinstance(annotation, type) and issubclass(annotation, BaseModel)):

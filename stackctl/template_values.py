@@ -33,6 +33,22 @@ def proxy_args(config: StackConfig, *, host: str = "127.0.0.1") -> list[str]:
     ]
     for pattern, target in config.aliases.items():
         args += ["--alias", f"{pattern}={target}"]
+    return args + limit_args(config)
+
+
+def limit_args(config: StackConfig) -> list[str]:
+    """stack.yaml's `limits:` as `stackctl proxy serve` flags."""
+    limits = config.limits
+    args = [
+        "--max-concurrent", str(limits.max_concurrent),
+        "--requests-per-minute", str(limits.requests_per_minute),
+        "--tokens-per-minute", str(limits.tokens_per_minute),
+        "--max-backend-waiting", str(limits.max_backend_waiting),
+    ]
+    for name, override in limits.keys.items():
+        values = override.model_dump(exclude_none=True)
+        if values:
+            args += ["--key-limit", f"{name}:" + ",".join(f"{k}={v}" for k, v in values.items())]
     return args
 
 

@@ -13,7 +13,9 @@ from pydantic import BaseModel, ConfigDict, Field, model_serializer
 
 
 class _Lenient(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    # allow_inf_nan: a number too big for a float (1e999) is a client error, not a temperature.
+    # cache_strings: keys repeat from request to request; prompt text does not.
+    model_config = ConfigDict(extra="ignore", allow_inf_nan=False, cache_strings="keys")
 
 
 class TextBlock(_Lenient):

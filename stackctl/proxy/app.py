@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 
@@ -12,14 +13,17 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from stackctl.proxy.anthropic_routes import AnthropicRoutes
-from stackctl.proxy.auth import KeyChecker
+from stackctl.proxy.auth import ANONYMOUS, KeyChecker
 from stackctl.proxy.backend import Backend
+from stackctl.proxy.backend_queue import BackendQueueWatch
 from stackctl.proxy.context import ProxyContext, log
 from stackctl.proxy.errors import ApiFormat, InvalidRequest, ModelNotFound, ProxyError
 from stackctl.proxy.http_io import error_response
 from stackctl.proxy.metrics import ProxyMetrics
 from stackctl.proxy.model_router import ModelRouter
 from stackctl.proxy.openai_routes import OpenAIRoutes
+from stackctl.proxy.rate_limits import KeyLimiter
+from stackctl.proxy.route import RouteSpec, wrap
 from stackctl.proxy.search import SearchBackend, build_search_backend
 from stackctl.proxy.settings import ProxySettings
 
@@ -30,12 +34,20 @@ def create_app(
     search_backend: SearchBackend | None = None,
 ) -> Starlette:
     """`search_backend` replaces the one `settings` name (tests, or a custom service)."""
+    backend = Backend(settings.backend_url, api_key=settings.backend_api_key)
+    limits = settings.limits
     context = ProxyContext(
         settings=settings,
-        backend=Backend(settings.backend_url, api_key=settings.backend_api_key),
+        backend=backend,
         router=ModelRouter(aliases=settings.aliases, default_model=settings.default_model),
         keys=KeyChecker(settings.api_keys, enabled=settings.auth_enabled),
-        metrics=ProxyMetrics(),
+        metrics=ProxyMetrics(
+            key_names=tuple(settings.api_keys) if settings.auth_enabled else (ANONYMOUS,)
+        ),
+        limiter=KeyLimiter(limits),
+        queue=BackendQueueWatch(
+            backend, max_waiting=limits.max_backend_waiting, poll_s=limits.backend_poll_s
+        ),
         search=search_backend if search_backend is not None else build_search_backend(settings),
     )
     anthropic = AnthropicRoutes(context)
@@ -65,21 +77,35 @@ def create_app(
             auth,
             search,
         )
+        watcher = asyncio.create_task(context.queue.run()) if context.queue.enabled else None
         try:
             yield
         finally:
+            if watcher is not None:
+                watcher.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await watcher
             await context.backend.aclose()
             if context.search is not None:
                 await context.search.aclose()
 
+    anthropic_api, openai_api = ApiFormat.ANTHROPIC, ApiFormat.OPENAI
+    # generates=True: the request reaches the model, so per-key limits and back-pressure apply.
+    proxied = [
+        RouteSpec("/v1/messages", anthropic_api, anthropic.messages, generates=True),
+        RouteSpec("/v1/messages/count_tokens", anthropic_api, anthropic.count_tokens),
+        RouteSpec("/v1/chat/completions", openai_api, openai.chat_completions, generates=True),
+        RouteSpec("/v1/completions", openai_api, openai.completions, generates=True),
+        RouteSpec("/tokenize", openai_api, openai.tokenize),
+        RouteSpec("/detokenize", openai_api, openai.detokenize),
+    ]
     routes = [
-        Route("/v1/messages", anthropic.messages, methods=["POST"]),
-        Route("/v1/messages/count_tokens", anthropic.count_tokens, methods=["POST"]),
-        Route("/v1/chat/completions", openai.chat_completions, methods=["POST"]),
-        Route("/v1/completions", openai.completions, methods=["POST"]),
-        Route("/v1/models", openai.models, methods=["GET"]),
-        Route("/tokenize", openai.tokenize, methods=["POST"]),
-        Route("/detokenize", openai.detokenize, methods=["POST"]),
+        *(Route(route.path, wrap(context, route), methods=["POST"]) for route in proxied),
+        Route(
+            "/v1/models",
+            wrap(context, RouteSpec("/v1/models", openai_api, openai.models, reads_body=False)),
+            methods=["GET"],
+        ),
         Route("/health", health, methods=["GET"]),
         Route("/metrics", metrics, methods=["GET"]),
     ]
@@ -118,7 +144,8 @@ async def _http_exception(request: Request, exc: Exception) -> Response:
 
 
 async def _unexpected(request: Request, exc: Exception) -> Response:
-    # A bug in the proxy: logged with its traceback for us, one clean line for the client.
+    # A bug outside the routes (they catch their own, route.py): logged with its traceback
+    # for us, one clean line for the client.
     log.exception("unexpected error on %s %s", request.method, request.url.path)
     error = ProxyError("internal error in the filter-proxy; the proxy log has the details")
     return error_response(error, _api_for(request))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hmac
+from collections.abc import Mapping
 
 from stackctl.proxy.errors import AuthenticationFailed
 
@@ -14,7 +15,7 @@ class KeyChecker:
         self._keys = [(name, key.encode()) for name, key in keys.items()]
         self.enabled = enabled
 
-    def key_name(self, headers: dict[str, str] | object) -> str:
+    def key_name(self, headers: Mapping[str, str]) -> str:
         """The name of the key the request carries; raises AuthenticationFailed."""
         if not self.enabled:
             return ANONYMOUS
@@ -36,7 +37,7 @@ class KeyChecker:
         return match
 
 
-def _presented_key(headers) -> str | None:  # type: ignore[no-untyped-def]
+def _presented_key(headers: Mapping[str, str]) -> str | None:
     key = headers.get("x-api-key")
     if key:
         return key.strip()

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import aiohttp
 from pydantic import ValidationError
 
+from stackctl.proxy.backend_hints import hint_for_backend_error
 from stackctl.proxy.errors import BackendError, BackendUnavailable
 from stackctl.proxy.openai_protocol import ChatCompletion
 
@@ -148,6 +149,19 @@ class Backend:
                 "backend /v1/models reply is not an OpenAI model list", backend_status=502
             ) from None
 
+    async def metrics_text(self, timeout_s: float) -> str:
+        """The backend's Prometheus page (vLLM serves it open); raises BackendUnavailable."""
+        timeout = aiohttp.ClientTimeout(total=timeout_s)
+        try:
+            async with self._client().get(self.base_url + "/metrics", timeout=timeout) as reply:
+                if reply.status != 200:
+                    raise BackendError(
+                        f"backend /metrics answered {reply.status}", backend_status=502
+                    )
+                return await reply.text(errors="replace")
+        except StreamError as error:
+            raise self.unavailable(error) from None
+
     def unavailable(self, error: BaseException) -> BackendUnavailable:
         reason = type(error).__name__
         if isinstance(error, aiohttp.ClientConnectorError):
@@ -175,4 +189,6 @@ def backend_error(status: int, body: bytes) -> BackendError:
             message = str(payload["message"])
         elif payload.get("detail"):
             message = str(payload["detail"])
-    return BackendError(f"backend answered {status}: {message}", backend_status=status)
+    hint = hint_for_backend_error(status, body)
+    fix = f" ({hint})" if hint else ""
+    return BackendError(f"backend answered {status}: {message}{fix}", backend_status=status)

@@ -55,6 +55,49 @@ def serve(
         str | None,
         typer.Option(help="SearXNG base URL for --search-backend searxng."),
     ] = None,
+    max_concurrent: Annotated[
+        int | None,
+        typer.Option(
+            help="Per API key: requests served at once; 0 = no limit "
+            "(or STACKCTL_PROXY_MAX_CONCURRENT)."
+        ),
+    ] = None,
+    requests_per_minute: Annotated[
+        int | None,
+        typer.Option(
+            help="Per API key: requests admitted in any 60 s; 0 = no limit "
+            "(or STACKCTL_PROXY_REQUESTS_PER_MINUTE)."
+        ),
+    ] = None,
+    tokens_per_minute: Annotated[
+        int | None,
+        typer.Option(
+            help="Per API key: tokens charged in any 60 s; 0 = no limit "
+            "(or STACKCTL_PROXY_TOKENS_PER_MINUTE)."
+        ),
+    ] = None,
+    key_limit: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="KEY_NAME:LIMIT=N,... overrides for one key, e.g. "
+            "ci:max_concurrent=2,requests_per_minute=30 (or STACKCTL_PROXY_KEY_LIMITS, "
+            "entries separated by ';')."
+        ),
+    ] = None,
+    max_backend_waiting: Annotated[
+        int | None,
+        typer.Option(
+            help="Refuse new requests (529/503) while vLLM has more than this many waiting; "
+            "0 = off (or STACKCTL_PROXY_MAX_BACKEND_WAITING)."
+        ),
+    ] = None,
+    backend_poll_seconds: Annotated[
+        float | None,
+        typer.Option(
+            help="How often to read the backend's queue length (default 1; or "
+            "STACKCTL_PROXY_BACKEND_POLL_SECONDS)."
+        ),
+    ] = None,
 ) -> None:
     """Serve /v1/messages, /v1/chat/completions and friends in front of --backend."""
     try:
@@ -68,6 +111,12 @@ def serve(
             no_auth=no_auth,
             search_backend=search_backend,
             searxng_url=searxng_url,
+            max_concurrent=max_concurrent,
+            requests_per_minute=requests_per_minute,
+            tokens_per_minute=tokens_per_minute,
+            key_limits=key_limit or None,
+            max_backend_waiting=max_backend_waiting,
+            backend_poll_s=backend_poll_seconds,
         )
     except ProxyConfigError as error:
         typer.echo(f"error: {error}", err=True)

@@ -1,4 +1,5 @@
-"""What every route shares: settings, the backend pool, the model router, keys and metrics."""
+"""What every route shares: settings, the backend pool, the model router, keys, limits and
+metrics."""
 
 from __future__ import annotations
 
@@ -8,9 +9,11 @@ from dataclasses import dataclass, field
 
 from stackctl.proxy.auth import KeyChecker
 from stackctl.proxy.backend import Backend
+from stackctl.proxy.backend_queue import BackendQueueWatch
 from stackctl.proxy.errors import ProxyError
 from stackctl.proxy.metrics import ProxyMetrics
 from stackctl.proxy.model_router import ModelRouter
+from stackctl.proxy.rate_limits import KeyLimiter
 from stackctl.proxy.search.base import SearchBackend
 from stackctl.proxy.settings import ProxySettings
 
@@ -27,6 +30,8 @@ class ProxyContext:
     router: ModelRouter
     keys: KeyChecker
     metrics: ProxyMetrics
+    limiter: KeyLimiter
+    queue: BackendQueueWatch
     search: SearchBackend | None = None  # None: web search is off
     _refreshed_at: float = field(default=-1e9)
 

@@ -7,6 +7,7 @@ so a route only decides *which* format to speak, never how to spell an error.
 from __future__ import annotations
 
 import json
+import math
 from enum import Enum
 from typing import ClassVar
 
@@ -25,6 +26,8 @@ class ProxyError(Exception):
     anthropic_type = "api_error"
     openai_type = "server_error"
     openai_code: str | None = None
+    # Seconds a client should wait before retrying; sent as `retry-after` (SDKs honour it).
+    retry_after_s: float | None = None
 
     def __init__(self, message: str, *, param: str | None = None) -> None:
         super().__init__(message)
@@ -33,6 +36,11 @@ class ProxyError(Exception):
 
     def status_for(self, api: ApiFormat) -> int:
         return self.status
+
+    def headers(self) -> dict[str, str]:
+        if self.retry_after_s is None:
+            return {}
+        return {"retry-after": str(max(1, math.ceil(self.retry_after_s)))}
 
     def body(self, api: ApiFormat) -> bytes:
         """The JSON error body in the shape the client's SDK parses."""
@@ -61,6 +69,15 @@ class InvalidRequest(ProxyError):
     openai_type = "invalid_request_error"
 
 
+class RequestTooLarge(InvalidRequest):
+    status = 413
+    anthropic_type = "request_too_large"
+
+
+class UnsupportedMediaType(InvalidRequest):
+    status = 415
+
+
 class AuthenticationFailed(ProxyError):
     status = 401
     anthropic_type = "authentication_error"
@@ -82,6 +99,38 @@ class BackendUnavailable(ProxyError):
     anthropic_type = "overloaded_error"
     openai_type = "server_error"
     openai_code = "backend_unavailable"
+
+    def status_for(self, api: ApiFormat) -> int:
+        return 529 if api is ApiFormat.ANTHROPIC else 503
+
+
+class Rejected(ProxyError):
+    """Refused before any work, to protect the backend; counted by `reason` and key."""
+
+    reason = "rejected"
+
+    def __init__(self, message: str, *, reason: str, retry_after_s: float | None = None) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.retry_after_s = retry_after_s
+
+
+class RateLimited(Rejected):
+    """A key is over one of its limits (rate_limits.py); SDKs and Claude Code retry a 429."""
+
+    status = 429
+    anthropic_type = "rate_limit_error"
+    openai_type = "rate_limit_error"
+    openai_code = "rate_limit_exceeded"
+
+
+class Overloaded(Rejected):
+    """The backend's queue is past its bound: Anthropic clients retry 529, OpenAI ones 503."""
+
+    status = 503
+    anthropic_type = "overloaded_error"
+    openai_type = "server_error"
+    openai_code = "backend_overloaded"
 
     def status_for(self, api: ApiFormat) -> int:
         return 529 if api is ApiFormat.ANTHROPIC else 503

@@ -1,25 +1,52 @@
-"""Reading request bodies and writing JSON/error replies: the edges of every route."""
+"""Reading request bodies and writing JSON/error replies: the edges of every route.
+
+Bodies are parsed by pydantic-core's JSON parser (jiter), never by `json.loads`: it caps
+nesting depth (a body of 5,000 `[` is a plain 400, not a RecursionError), rejects invalid
+UTF-8, lone surrogates and NaN/Infinity, and is faster. Only keys go to its string cache:
+values (prompts) rarely repeat, and caching them would only churn it.
+"""
 
 from __future__ import annotations
 
-import json
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
+from pydantic_core import from_json
 from starlette.requests import Request
 from starlette.responses import Response
 
-from stackctl.proxy.errors import ApiFormat, InvalidRequest, ProxyError
+from stackctl.proxy.errors import (
+    ApiFormat,
+    InvalidRequest,
+    ProxyError,
+    RequestTooLarge,
+    UnsupportedMediaType,
+)
 
 Model = TypeVar("Model", bound=BaseModel)
 _MIB = 1024 * 1024
+_EMPTY_BODY = "body is empty: send a JSON object (content-type: application/json)"
+
+
+def require_json_content_type(request: Request) -> None:
+    """No content-type is accepted as JSON (curl, scripts); any other kind is refused."""
+    declared = request.headers.get("content-type")
+    if declared is None:
+        return
+    media_type = declared.split(";", 1)[0].strip().lower()
+    if media_type == "application/json" or media_type.endswith("+json"):
+        return
+    raise UnsupportedMediaType(
+        f"content-type {_clip(declared)!r} is not JSON; send the body as JSON with "
+        "content-type: application/json"
+    )
 
 
 async def read_body(request: Request, limit: int) -> bytes:
     """The whole body, refused early (by Content-Length) or as soon as it passes `limit`."""
-    too_big = InvalidRequest(
+    too_big = RequestTooLarge(
         f"request body is over the {limit / _MIB:g} MiB limit; send smaller images or files, "
-        "or raise STACKCTL_PROXY_MAX_BODY_MB on the proxy"
+        "or raise STACKCTL_PROXY_MAX_BODY_MB on the proxy (and client_max_body_size in nginx)"
     )
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
@@ -35,6 +62,8 @@ async def read_body(request: Request, limit: int) -> bytes:
 
 
 def parse_model(model: type[Model], body: bytes) -> Model:
+    if not body.strip():
+        raise InvalidRequest(_EMPTY_BODY)
     try:
         return model.model_validate_json(body)
     except ValidationError as error:
@@ -42,8 +71,10 @@ def parse_model(model: type[Model], body: bytes) -> Model:
 
 
 def parse_json_object(body: bytes) -> dict[str, Any]:
+    if not body.strip():
+        raise InvalidRequest(_EMPTY_BODY)
     try:
-        payload = json.loads(body)
+        payload = from_json(body, allow_inf_nan=False, cache_strings="keys")
     except ValueError as error:
         raise InvalidRequest(f"body is not valid JSON: {error}") from None
     if not isinstance(payload, dict):
@@ -64,12 +95,12 @@ def invalid_request(error: ValidationError) -> InvalidRequest:
     message = best["msg"]
     if best["type"] == "union_tag_invalid":
         message = (
-            f"unsupported type {best['input'].get('type')!r}"
+            f"unsupported type {_clip(repr(best['input'].get('type')))}"
             if isinstance(best.get("input"), dict)
             else message
         )
     more = f" (and {len(errors) - 1} more problems)" if len(errors) > 1 else ""
-    return InvalidRequest(f"{path or 'body'}: {message}{more}", param=path or None)
+    return InvalidRequest(f"{_clip(path) or 'body'}: {message}{more}", param=path or None)
 
 
 def _is_branch_label(part: int | str) -> bool:
@@ -77,9 +108,19 @@ def _is_branch_label(part: int | str) -> bool:
     return isinstance(part, str) and ("[" in part or part in {"str", "int", "float", "bool"})
 
 
+def _clip(text: str, limit: int = 120) -> str:
+    """Client text echoed in an error stays short (a 1 MB 'type' is not worth sending back)."""
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
 def json_response(body: bytes, status: int = 200) -> Response:
     return Response(body, status_code=status, media_type="application/json")
 
 
 def error_response(error: ProxyError, api: ApiFormat) -> Response:
-    return json_response(error.body(api), error.status_for(api))
+    return Response(
+        error.body(api),
+        status_code=error.status_for(api),
+        media_type="application/json",
+        headers=error.headers(),
+    )

@@ -13,11 +13,14 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, gene
 _TTFT_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
 # Every outcome of one web search; all are created at 0 so dashboards have series at once.
 SEARCH_OUTCOMES = ("ok", "empty", "error", "rate_limited", "timeout", "max_uses", "invalid_input")
+# Why a request was turned away (rate_limits.py, backend_queue.py); exported from 0 per key.
+REJECTION_REASONS = ("concurrent", "requests_per_minute", "tokens_per_minute", "backend_queue")
 _DURATION_BUCKETS = (0.01, 0.05, 0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800)
 
 
 class ProxyMetrics:
-    def __init__(self) -> None:
+    def __init__(self, key_names: tuple[str, ...] = ()) -> None:
+        """`key_names`: the keys whose rejection series exist from the start (at 0)."""
         self.registry = CollectorRegistry(auto_describe=True)
         self.requests = Counter(
             "stackctl_proxy_requests",
@@ -59,6 +62,17 @@ class ProxyMetrics:
         )
         for outcome in SEARCH_OUTCOMES:
             self.web_searches.labels(outcome)
+        self.rejections = Counter(
+            "stackctl_proxy_rejections",
+            "Requests turned away before reaching the backend, by reason (concurrent, "
+            "requests_per_minute, tokens_per_minute: the key's limits; backend_queue: "
+            "back-pressure) and API key name.",
+            ["reason", "key"],
+            registry=self.registry,
+        )
+        for key in key_names:
+            for reason in REJECTION_REASONS:
+                self.rejections.labels(reason, key)
 
     def render(self) -> bytes:
         return generate_latest(self.registry)
@@ -75,6 +89,7 @@ class RequestTimer:
     metrics: ProxyMetrics
     route: str
     key: str = "unauthenticated"
+    reported_tokens: int = 0  # prompt + completion, as the backend reported them
     started: float = field(default_factory=time.perf_counter)
     _first_event: bool = False
     _ended: bool = False
@@ -85,6 +100,7 @@ class RequestTimer:
             self.metrics.ttft.labels(self.route).observe(time.perf_counter() - self.started)
 
     def tokens(self, prompt: int, completion: int) -> None:
+        self.reported_tokens += prompt + completion
         if prompt:
             self.metrics.tokens.labels("in", self.key).inc(prompt)
         if completion:

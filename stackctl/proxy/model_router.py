@@ -34,6 +34,8 @@ class ModelRouter:
             # Backend not asked yet (or down): let it judge the name itself.
             return requested
         served = ", ".join(self.served)
+        if len(requested) > 100:  # echoed back: a client's megabyte name is not worth it
+            requested = requested[:100] + "..."
         raise ModelNotFound(
             f"model {requested!r} is not served here (served: {served}); use one of those, "
             f"or start the proxy with --alias '{requested}={self.served[0]}' or --default-model",

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from stackctl.proxy.limit_settings import LimitConfigError, LimitSettings, build_limit_settings
+
 KEYS_ENV = "STACKCTL_PROXY_KEYS"
 BACKEND_KEY_ENV = "VLLM_API_KEY"
 MAX_BODY_ENV = "STACKCTL_PROXY_MAX_BODY_MB"
@@ -20,7 +22,11 @@ PING_ENV = "STACKCTL_PROXY_PING_SECONDS"
 SEARCH_BACKEND_ENV = "STACKCTL_PROXY_SEARCH_BACKEND"
 SEARXNG_URL_ENV = "STACKCTL_PROXY_SEARXNG_URL"
 SEARCH_TIMEOUT_ENV = "STACKCTL_PROXY_SEARCH_TIMEOUT_SECONDS"
-SEARCH_BACKENDS = ("ddgs", "searxng", "off")
+SearchBackendName = Literal["ddgs", "searxng", "off"]
+SEARCH_BACKENDS: tuple[SearchBackendName, ...] = ("ddgs", "searxng", "off")
+# The same as nginx's client_max_body_size (nginx/stackctl-site.conf.j2): agents send whole
+# repositories as context, and a body nginx lets through must not be refused behind it.
+DEFAULT_MAX_BODY_MB = 64
 
 # Key names become Prometheus label values and log words: keep them boring.
 _KEY_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
@@ -50,11 +56,13 @@ class ProxySettings:
     auth_enabled: bool = True
     backend_api_key: str | None = field(default=None, repr=False)
     ping_interval_s: float = 10.0
-    max_body_bytes: int = 32 * 1024 * 1024
+    max_body_bytes: int = DEFAULT_MAX_BODY_MB * 1024 * 1024
     # Web search for Anthropic clients (the web_search server tool): who answers the queries.
-    search_backend: Literal["ddgs", "searxng", "off"] = "ddgs"
+    search_backend: SearchBackendName = "ddgs"
     searxng_url: str | None = None
     search_timeout_s: float = 10.0
+    # Per-key limits and back-pressure on the backend's queue (limit_settings.py).
+    limits: LimitSettings = field(default_factory=LimitSettings)
 
 
 def parse_alias(text: str) -> ModelAlias:
@@ -140,6 +148,12 @@ def build_settings(
     no_auth: bool = False,
     search_backend: str | None = None,
     searxng_url: str | None = None,
+    max_concurrent: int | None = None,
+    requests_per_minute: int | None = None,
+    tokens_per_minute: int | None = None,
+    key_limits: list[str] | None = None,
+    max_backend_waiting: int | None = None,
+    backend_poll_s: float | None = None,
     env: dict[str, str] | None = None,
 ) -> ProxySettings:
     """Everything the user can get wrong is checked here, before the server binds a port."""
@@ -157,10 +171,11 @@ def build_settings(
             f"no API keys: set {KEYS_ENV}='name=key,...' or pass --keys-file PATH "
             "(one name=key a line); or pass --no-auth to serve without keys on a trusted host"
         )
-    search = search_backend or env.get(SEARCH_BACKEND_ENV) or "ddgs"
-    if search not in SEARCH_BACKENDS:
+    requested = search_backend or env.get(SEARCH_BACKEND_ENV) or "ddgs"
+    search = next((name for name in SEARCH_BACKENDS if name == requested), None)
+    if search is None:
         raise ProxyConfigError(
-            f"search backend {search!r} (--search-backend or {SEARCH_BACKEND_ENV}) is not one of "
+            f"search backend {requested!r} (--search-backend or {SEARCH_BACKEND_ENV}) is not one of "
             f"{', '.join(SEARCH_BACKENDS)}"
         )
     searxng = (searxng_url or env.get(SEARXNG_URL_ENV) or "").strip() or None
@@ -172,6 +187,19 @@ def build_settings(
             )
         if not re.match(r"^https?://[^/]+", searxng):
             raise ProxyConfigError(f"--searxng-url {searxng!r} is not an http(s) URL")
+    try:
+        limits = build_limit_settings(
+            env=env,
+            key_names=None if no_auth else keys,
+            max_concurrent=max_concurrent,
+            requests_per_minute=requests_per_minute,
+            tokens_per_minute=tokens_per_minute,
+            key_limits=key_limits,
+            max_backend_waiting=max_backend_waiting,
+            backend_poll_s=backend_poll_s,
+        )
+    except LimitConfigError as error:
+        raise ProxyConfigError(str(error)) from None
     return ProxySettings(
         backend_url=backend_url.rstrip("/"),
         host=host,
@@ -182,8 +210,9 @@ def build_settings(
         auth_enabled=not no_auth,
         backend_api_key=env.get(BACKEND_KEY_ENV) or None,
         ping_interval_s=_positive_float(env, PING_ENV, 10.0),
-        max_body_bytes=int(_positive_float(env, MAX_BODY_ENV, 32.0) * 1024 * 1024),
-        search_backend=search,  # type: ignore[arg-type]  # checked against SEARCH_BACKENDS
+        max_body_bytes=int(_positive_float(env, MAX_BODY_ENV, DEFAULT_MAX_BODY_MB) * 1024 * 1024),
+        search_backend=search,
         searxng_url=searxng,
         search_timeout_s=_positive_float(env, SEARCH_TIMEOUT_ENV, 10.0),
+        limits=limits,
     )

@@ -127,7 +127,7 @@ class AnthropicStreamTranslator:
             self.model = chunk.model or self.model
             if chunk.usage is not None:
                 self._turn_input = chunk.usage.prompt_tokens
-        message = {
+        message: dict[str, object] = {
             "id": message_id(self._id),
             "type": "message",
             "role": "assistant",
@@ -269,7 +269,7 @@ class AnthropicStreamTranslator:
         assert self._open is not None
         if kind == "text":
             self._turn_text.append(text)
-        delta = (
+        delta: dict[str, object] = (
             {"type": "thinking_delta", "thinking": text}
             if kind == "thinking"
             else {"type": "text_delta", "text": text}
@@ -318,7 +318,7 @@ class AnthropicStreamTranslator:
             block_type = "server_tool_use"
             if self._server_tool_id is not None:
                 tool.id = self._server_tool_id()
-        block = {"type": block_type, "id": tool.id, "name": tool.name, "input": {}}
+        block: dict[str, object] = {"type": block_type, "id": tool.id, "name": tool.name, "input": {}}
         out = self._start_block("tool_use", block, tool)
         tool.block_index = self._open.index if self._open else None
         buffered = "".join(tool.arguments)

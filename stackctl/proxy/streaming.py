@@ -13,7 +13,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 
+from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 Emit = Callable[[bytes], Awaitable[None]]
@@ -27,19 +29,27 @@ SSE_HEADERS = [
 ]
 
 
-class ProducerResponse:
-    def __init__(
-        self,
-        produce: Producer,
-        *,
-        close: Callable[[], Awaitable[None]],
-        on_done: Callable[[bool], None],
-        headers: list[tuple[bytes, bytes]] | None = None,
-    ) -> None:
-        self._produce = produce
-        self._close = close
+@dataclass(frozen=True)
+class Stream:
+    """A streamed reply as a handler returns it: `produce(emit)` writes the events (each
+    `emit` waits while the client's socket is full, so a slow reader holds the backend back
+    instead of growing a buffer here); `close()` always runs after, even on a disconnect."""
+
+    produce: Producer
+    close: Callable[[], Awaitable[None]]
+
+
+class ProducerResponse(Response):
+    """Serves a Stream; `on_done(disconnected)` runs exactly once, however it ends."""
+
+    def __init__(self, stream: Stream, *, on_done: Callable[[bool], None]) -> None:
+        # Not Response.__init__: there is no body to render, only the stream to run.
+        self.status_code = 200
+        self.background = None
+        self.raw_headers = list(SSE_HEADERS)
+        self._produce = stream.produce
+        self._close = stream.close
         self._on_done = on_done
-        self._headers = headers or SSE_HEADERS
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         disconnected = False
@@ -58,7 +68,7 @@ class ProducerResponse:
 
         watcher: asyncio.Task[None] | None = None
         try:
-            await send({"type": "http.response.start", "status": 200, "headers": self._headers})
+            await send({"type": "http.response.start", "status": 200, "headers": self.raw_headers})
             watcher = asyncio.create_task(watch_disconnect())
             try:
                 await self._produce(emit)

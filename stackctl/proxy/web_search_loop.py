@@ -36,7 +36,7 @@ from stackctl.proxy.anthropic_protocol import (
     WebSearchResult,
     WebSearchToolResultBlock,
 )
-from stackctl.proxy.backend import Backend
+from stackctl.proxy.backend import Backend, BackendStream
 from stackctl.proxy.context import log
 from stackctl.proxy.errors import ProxyError
 from stackctl.proxy.from_openai import translate_completion
@@ -58,7 +58,7 @@ from stackctl.proxy.web_search import (
 )
 
 Send = Callable[[bytes], Awaitable[None]]
-Relay = Callable[[Any], Awaitable[None]]  # relays one backend stream through the translator
+Relay = Callable[[BackendStream], Awaitable[None]]  # one backend stream through the translator
 
 
 @dataclass(frozen=True)
@@ -245,7 +245,7 @@ class WebSearchLoop:
 
     async def stream(
         self,
-        first_upstream: Any,
+        first_upstream: BackendStream,
         translator: AnthropicStreamTranslator,
         relay: Relay,
         send: Send,

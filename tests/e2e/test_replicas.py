@@ -14,7 +14,6 @@ import time
 
 import pytest
 
-from stackctl.monitoring import queries as q
 from tests.support.multihost import (
     make_multihost_stack,
     prometheus_query,
@@ -23,6 +22,7 @@ from tests.support.multihost import (
 )
 from tests.support.netns import lab
 from tests.support.processes import wait_until
+from tools.dashboard import queries as q
 
 pytestmark = [pytest.mark.e2e, pytest.mark.vllm]
 

@@ -6,9 +6,9 @@ import subprocess
 import pytest
 import yaml
 
-from stackctl.monitoring import queries as q
-from stackctl.monitoring.dashboard import build_dashboard
 from tests.support.processes import require
+from tools.dashboard import queries as q
+from tools.dashboard.dashboard import build_dashboard
 
 pytestmark = pytest.mark.integration
 

@@ -21,10 +21,10 @@ import yaml
 
 from stackctl.config import parse_stack_config
 from stackctl.layout import StackLayout
-from stackctl.monitoring import queries
-from stackctl.monitoring.dashboard import build_dashboard
 from stackctl.render import render_project
 from tests.support.processes import free_port, http_ok, require, services, wait_until
+from tools.dashboard import queries
+from tools.dashboard.dashboard import build_dashboard
 
 pytestmark = [pytest.mark.integration, pytest.mark.vllm]
 

@@ -6,15 +6,15 @@ from pathlib import Path
 
 from stackctl.config import parse_stack_config
 from stackctl.layout import StackLayout
-from stackctl.monitoring import queries
-from stackctl.monitoring.dashboard import (
+from stackctl.render import render_configs
+from stackctl.resources import source_root
+from tools.dashboard import queries
+from tools.dashboard.dashboard import (
     DASHBOARD_FILE,
     DATASOURCE_UID,
     build_dashboard,
     dashboard_json,
 )
-from stackctl.render import render_configs
-from stackctl.resources import source_root
 
 ROOT = source_root() or Path(__file__).resolve().parents[2]
 ROWS = ["At a glance", "GPU over time", "Model performance", "Gateway", "Replicas"]
@@ -39,7 +39,7 @@ def all_panels(dashboard: dict) -> list[dict]:
 
 def test_committed_json_is_the_generated_dashboard():
     committed = (ROOT / DASHBOARD_FILE).read_text()
-    assert committed == dashboard_json(), "run: .venv/bin/python -m stackctl.monitoring.dashboard"
+    assert committed == dashboard_json(), "run: .venv/bin/python -m tools.dashboard.dashboard"
 
 
 def test_rows_in_order_with_the_panels_the_issue_lists():
@@ -54,7 +54,8 @@ def test_rows_in_order_with_the_panels_the_issue_lists():
     for title in ("Queue depth", "Time to first token", "End-to-end latency", "Output tokens/s",
                   "KV-cache usage", "Prefix-cache hit rate"):
         assert title in titles["Model performance"]
-    for title in ("Requests by client key and status", "Errors", "In flight", "Web searches"):
+    for title in ("Requests by client key and status", "Errors", "In flight", "Web searches",
+                  "Turned away (limits, back-pressure)"):
         assert title in titles["Gateway"]
 
 
@@ -95,7 +96,7 @@ def test_queries_use_the_metric_names_vllm_and_the_proxy_expose():
     for name in ("vllm:num_requests_running", "vllm:num_requests_waiting", "vllm:time_to_first_token_seconds_bucket",
                  "vllm:e2e_request_latency_seconds_bucket", "vllm:generation_tokens_total",
                  "vllm:kv_cache_usage_perc", "vllm:prefix_cache_hits_total", "vllm:prefix_cache_queries_total",
-                 "stackctl_proxy_requests_total", "stackctl_proxy_in_flight"):
+                 "stackctl_proxy_requests_total", "stackctl_proxy_in_flight", "stackctl_proxy_rejections_total"):
         assert name in exprs, name
     # Grafana variables other than $__rate_interval would not be substituted in tests (label_replace's
     # $1 is no variable name Grafana knows, so it passes through).

@@ -3,11 +3,19 @@
 The scenario comes from the last user message (or the prompt): `scenario:NAME` picks
 tests/data/vllm_streams/NAME.sse (streamed) or NAME.json; `delay=SECONDS` waits before the
 first byte (a long prefill), `pace=SECONDS` waits between events; `scenario:hang` streams
-forever until the client leaves. Every request body is recorded for assertions.
+forever until the client leaves; `scenario:flood` streams FLOOD_BYTES of text deltas as fast
+as the reader takes them, counting what it sent in `flood_sent` (the slow-reader test).
+`python -m tests.integration.proxy.scripted_backend PORT` serves it as a process of its own
+(the fault tests kill it). Every request body is recorded for assertions.
 
 Multi-turn scenarios (the proxy's web-search loop) use scripts instead: `backend.script(KEY,
 [Turn(...), ...])` queues replies, and any request whose messages mention `script:KEY` gets the
 next one, streamed or not, in vLLM's chunk format; `backend.script_requests(KEY)` returns them.
+
+Like vLLM, it answers 400 to a request whose shape it cannot use (the fuzz tests send such
+requests through the OpenAI pass-through), and `/metrics` reports `waiting` as
+`vllm:num_requests_waiting` (the proxy's back-pressure reads it). `failures` counts requests
+it could not answer at all (a bug here, not in the proxy).
 """
 
 from __future__ import annotations
@@ -15,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,6 +41,7 @@ RECORDED_SCENARIOS = [
     "stop_sequence",
     "max_tokens",
 ]
+FLOOD_BYTES = 256 * 1024 * 1024
 _SCENARIO = re.compile(r"scenario:(\w+)")
 _OPTION = re.compile(r"\b(delay|pace)=([0-9.]+)")
 _SCRIPT = re.compile(r"script:(\w+)")
@@ -59,9 +69,13 @@ class Recorded:
 
 @dataclass
 class ScriptedBackend:
-    requests: list[Recorded] = field(default_factory=list)
-    disconnects: list[str] = field(default_factory=list)
+    # The latest requests only: fuzz and soak runs send hundreds of thousands.
+    requests: deque[Recorded] = field(default_factory=lambda: deque(maxlen=5000))
+    disconnects: deque[str] = field(default_factory=lambda: deque(maxlen=5000))
     scripts: dict[str, list[Turn]] = field(default_factory=dict)
+    waiting: float = 0.0  # reported as vllm:num_requests_waiting
+    failures: int = 0
+    flood_sent: int = 0
 
     def last(self, path: str) -> Recorded:
         return next(r for r in reversed(self.requests) if r.path == path)
@@ -76,10 +90,19 @@ class ScriptedBackend:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
-            while (message := await receive())["type"] != "lifespan.shutdown":
+            while (await receive())["type"] != "lifespan.shutdown":
                 await send({"type": "lifespan.startup.complete"})
             await send({"type": "lifespan.shutdown.complete"})
             return
+        try:
+            await self._serve(scope, receive, send)
+        except (BackendCrash, asyncio.CancelledError):
+            raise
+        except Exception:
+            self.failures += 1
+            raise
+
+    async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope["path"]
         body = b""
         while True:
@@ -88,7 +111,24 @@ class ScriptedBackend:
             if not message.get("more_body"):
                 break
         headers = {k.decode(): v.decode() for k, v in scope["headers"]}
-        payload = json.loads(body) if body else {}
+        if path == "/metrics":
+            text = (
+                "# TYPE vllm:num_requests_running gauge\n"
+                f'vllm:num_requests_running{{model_name="{SERVED_MODEL}"}} 0.0\n'
+                "# TYPE vllm:num_requests_waiting gauge\n"
+                f'vllm:num_requests_waiting{{model_name="{SERVED_MODEL}"}} {self.waiting}\n'
+            )
+            await _raw(send, 200, text.encode(), b"text/plain; version=0.0.4")
+            return
+        try:
+            payload = json.loads(body) if body else {}
+        except ValueError:
+            await _bad_request(send, "body is not valid JSON")
+            return
+        problem = _unusable(payload) if path != "/v1/models" else None
+        if problem:
+            await _bad_request(send, problem)
+            return
         self.requests.append(Recorded(path=path, headers=headers, body=payload))
         if path == "/v1/models":
             await _json(
@@ -137,6 +177,10 @@ class ScriptedBackend:
         match = _SCENARIO.search(text)
         name = match.group(1) if match else "text"
         options = {key: float(value) for key, value in _OPTION.findall(text)}
+        known = name in ("backend_error", "hang", "flood") or (STREAMS / f"{name}.sse").exists()
+        if not known:  # a mangled name (the fuzz tests): refused, as vLLM refuses bad input
+            await _bad_request(send, f"no recorded scenario {name!r}")
+            return
         if name == "backend_error":
             await _json(
                 send,
@@ -165,6 +209,9 @@ class ScriptedBackend:
         if name == "hang":
             await self._hang(receive, send, options.get("delay", 0))
             return
+        if name == "flood":
+            await self._flood(send)
+            return
         data = (STREAMS / f"{name}.sse").read_bytes()
         events = [event + b"\n\n" for event in data.split(b"\n\n") if event]
         await asyncio.sleep(options.get("delay", 0))
@@ -190,6 +237,17 @@ class ScriptedBackend:
             pass
         streaming.cancel()
         self.disconnects.append("hang")
+
+    async def _flood(self, send: Send) -> None:
+        # Each send blocks while the proxy does not read (uvicorn's flow control): what this
+        # counts is what the proxy has taken in.
+        event = (STREAMS / "text.sse").read_bytes().split(b"\n\n")[1] + b"\n\n"
+        block = event * (65536 // len(event))
+        self.flood_sent = 0
+        while self.flood_sent < FLOOD_BYTES:
+            await send({"type": "http.response.body", "body": block, "more_body": True})
+            self.flood_sent += len(block)
+        await send({"type": "http.response.body", "body": b"data: [DONE]\n\n", "more_body": False})
 
 
 def _script_key(payload: dict[str, Any]) -> str | None:
@@ -268,16 +326,69 @@ def _instruction(payload: dict[str, Any]) -> str:
     return ""
 
 
+def _unusable(payload: object) -> str | None:
+    """Why vLLM's request validation would refuse this body (the shapes this backend reads)."""
+    if not isinstance(payload, dict):
+        return "body must be a JSON object"
+    if "stream" in payload and not isinstance(payload["stream"], bool):
+        return "stream: Input should be a valid boolean"
+    prompt = payload.get("prompt")
+    if prompt is not None and not isinstance(prompt, str | list):
+        return "prompt: Input should be a valid string"
+    messages = payload.get("messages", [])
+    if not isinstance(messages, list):
+        return "messages: Input should be a valid list"
+    for message in messages:
+        if not isinstance(message, dict) or not isinstance(message.get("role"), str):
+            return "messages: each message needs a role"
+        content = message.get("content")
+        if isinstance(content, list):
+            if not all(isinstance(part, dict) for part in content):
+                return "messages.content: parts must be objects"
+            if not all(isinstance(part.get("text", ""), str) for part in content):
+                return "messages.content.text: Input should be a valid string"
+        elif content is not None and not isinstance(content, str):
+            return "messages.content: Input should be a valid string or list"
+    return None
+
+
+async def _bad_request(send: Send, message: str) -> None:
+    error = {"message": message, "type": "BadRequestError", "param": None, "code": 400}
+    await _json(send, 400, {"error": error})
+
+
 async def _json(send: Send, status: int, payload: dict[str, Any]) -> None:
     await _raw(send, status, json.dumps(payload).encode())
 
 
-async def _raw(send: Send, status: int, body: bytes) -> None:
+async def _raw(
+    send: Send, status: int, body: bytes, content_type: bytes = b"application/json"
+) -> None:
     await send(
         {
             "type": "http.response.start",
             "status": status,
-            "headers": [(b"content-type", b"application/json")],
+            "headers": [(b"content-type", content_type)],
         }
     )
     await send({"type": "http.response.body", "body": body})
+
+
+def main() -> None:
+    import sys
+
+    import uvicorn
+
+    uvicorn.run(
+        ScriptedBackend(),
+        host="127.0.0.1",
+        port=int(sys.argv[1]),
+        loop="uvloop",
+        http="httptools",
+        log_level="warning",
+        access_log=False,
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import http.client
 import json
+import logging
 import socket
 import subprocess
 import threading
 import time
+from collections.abc import Iterator
+from dataclasses import dataclass
 
 import httpx
 import uvicorn
@@ -87,3 +91,84 @@ def raw_sse_events(base_url: str, api_key: str, request: dict) -> list[tuple[str
             lines = dict(line.split(": ", 1) for line in block.split("\n"))
             events.append((lines["event"], json.loads(lines["data"])))
     return events
+
+
+@dataclass
+class Reply:
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+    def json(self):  # type: ignore[no-untyped-def]
+        return json.loads(self.body)
+
+
+class KeptAliveConnection:
+    """One HTTP/1.1 connection used for every request, like an SDK's pooled one.
+
+    `request` fails the test if the server closes or resets it (a reply carrying
+    `connection: close`, or a new socket needed): a proxy error must never cost the client
+    its connection."""
+
+    def __init__(self, base_url: str, timeout: float = 20.0) -> None:
+        host, port = base_url.removeprefix("http://").split(":")
+        self._connection = http.client.HTTPConnection(host, int(port), timeout=timeout)
+        self._socket: socket.socket | None = None
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: bytes | Iterator[bytes] | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> Reply:
+        headers = dict(headers or {})
+        if isinstance(body, bytes):
+            headers.setdefault("content-length", str(len(body)))
+        elif body is not None:
+            headers["transfer-encoding"] = "chunked"
+        self._connection.request(
+            method,
+            path,
+            body=body,
+            headers=headers,
+            encode_chunked=body is not None and not isinstance(body, bytes),
+        )
+        response = self._connection.getresponse()
+        data = response.read()
+        reply = Reply(response.status, {k.lower(): v for k, v in response.getheaders()}, data)
+        sock = self._connection.sock
+        assert not response.will_close, f"{method} {path} -> {reply.status}: server closed it"
+        assert self._socket is None or sock is self._socket, "the connection was replaced"
+        self._socket = sock
+        return reply
+
+    def close(self) -> None:
+        self._connection.close()
+
+
+class LogProblems(logging.Handler):
+    """Collects ERROR records and records with a traceback, from any thread."""
+
+    NAMES = ("", "uvicorn")  # uvicorn does not propagate to the root logger
+
+    def __init__(self) -> None:
+        super().__init__(level=logging.DEBUG)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.levelno >= logging.ERROR or record.exc_info:
+            self.records.append(record)
+
+    def attach(self) -> LogProblems:
+        # uvicorn's logging config replaces handlers on its own loggers: attach after servers start.
+        for name in self.NAMES:
+            logging.getLogger(name).addHandler(self)
+        return self
+
+    def detach(self) -> None:
+        for name in self.NAMES:
+            logging.getLogger(name).removeHandler(self)
+
+    def lines(self) -> list[str]:
+        return [f"{r.name} {r.levelname}: {r.getMessage()}" for r in self.records]

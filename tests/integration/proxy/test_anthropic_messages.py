@@ -489,8 +489,8 @@ def test_oversized_body_is_refused(start_proxy, base_settings) -> None:  # type:
 
     for content in (body, chunked()):
         response = httpx.post(small.base_url + "/v1/messages", content=content, headers=headers)
-        assert response.status_code == 400
-        assert response.json()["error"]["type"] == "invalid_request_error"
+        assert response.status_code == 413
+        assert response.json()["error"]["type"] == "request_too_large"
         assert "over the 0.00390625 MiB limit" in response.json()["error"]["message"]
 
 

@@ -88,3 +88,56 @@ def test_bad_input_exits_2_with_one_line(
     assert result.stderr.strip().startswith("error: ") and message in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
     assert result.stdout == ""
+
+
+def test_stack_yaml_limits_reach_a_running_proxy(scripted_backend) -> None:  # type: ignore[no-untyped-def]
+    from stackctl.config import parse_stack_config
+    from stackctl.template_values import limit_args
+
+    config = parse_stack_config(
+        {"limits": {"max_concurrent": 4, "keys": {"ci": {"requests_per_minute": 1}}}}
+    )
+    port = free_port()
+    command = [
+        sys.executable,
+        "-m",
+        "stackctl.proxy",
+        "serve",
+        "--port",
+        str(port),
+        "--backend",
+        scripted_backend[1],
+        "--default-model",
+        "qwen3-coder",
+        *limit_args(config),
+    ]
+    env = {**os.environ, "STACKCTL_PROXY_KEYS": f"ci={CLIENT_KEY}"}
+    process = subprocess.Popen(
+        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    try:
+        base = f"http://127.0.0.1:{port}"
+        wait_until_healthy(base, process)
+        request = {"model": "m", "messages": [{"role": "user", "content": "scenario:text"}]}
+        headers = {"authorization": f"Bearer {CLIENT_KEY}"}
+        assert (
+            httpx.post(base + "/v1/chat/completions", json=request, headers=headers).status_code
+            == 200
+        )
+        refused = httpx.post(base + "/v1/chat/completions", json=request, headers=headers)
+        assert refused.status_code == 429 and "1 requests per minute" in refused.text
+    finally:
+        process.terminate()
+        process.communicate(timeout=20)
+
+    # A stack.yaml override naming a key the proxy does not have stops it at start, saying so.
+    result = subprocess.run(
+        command,
+        env={**env, "STACKCTL_PROXY_KEYS": f"dev={CLIENT_KEY}"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 2
+    assert "limits are set for key 'ci', but no API key has that name (keys: dev)" in result.stderr

@@ -1,4 +1,4 @@
-"""mypy, strict on the use-case layer and the runtime contract (pyproject's [tool.mypy])."""
+"""mypy, strict on the filter-proxy, the use-case layer and the runtime contract (pyproject's [tool.mypy])."""
 
 from __future__ import annotations
 

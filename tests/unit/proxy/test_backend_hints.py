@@ -83,3 +83,14 @@ def test_the_module_imports_nothing_outside_the_standard_library():
     imported |= {node.module.split(".")[0] for node in ast.walk(tree)
                  if isinstance(node, ast.ImportFrom) and node.module}
     assert imported <= {"__future__", "json", "re"}
+
+
+def test_the_proxy_adds_the_hint_to_the_error_the_client_sees():
+    from stackctl.proxy.backend import backend_error
+
+    body = b'{"error": {"message": "System message must be at the beginning.", "type": "BadRequestError"}}'
+    error = backend_error(400, body)
+    assert error.status == 400 and str(error).startswith("backend answered 400: System message must be at the beginning.")
+    assert str(error) != "backend answered 400: System message must be at the beginning."  # a hint follows
+    assert backend_error(400, b'{"error": {"message": "something unheard of"}}').args[0] == (
+        "backend answered 400: something unheard of")

@@ -89,6 +89,8 @@ def test_routed_names_never_wait_for_a_model_list_refresh() -> None:
         router=ModelRouter(aliases=(ModelAlias("claude-*", "big"),), default_model=None),
         keys=None,  # type: ignore[arg-type]
         metrics=None,  # type: ignore[arg-type]
+        limiter=None,  # type: ignore[arg-type]
+        queue=None,  # type: ignore[arg-type]
     )
     # Stale from the start: an aliased name still resolves without a backend round trip...
     assert asyncio.run(context.resolve_model("claude-sonnet-4-6")) == "big"

@@ -3,7 +3,7 @@
 `grafana/dashboards/stackctl.json` is this module's output; Grafana loads it on first boot through
 the file provider in grafana/provisioning/. Regenerate it after editing the panels below:
 
-    .venv/bin/python -m stackctl.monitoring.dashboard
+    .venv/bin/python -m tools.dashboard.dashboard
 
 (a unit test fails while the committed file and this module disagree).
 """
@@ -26,7 +26,7 @@ from grafana_foundation_sdk.cog.encoder import JSONEncoder
 from grafana_foundation_sdk.models import dashboard as model
 from grafana_foundation_sdk.models.common import BigValueGraphMode, StackingMode
 
-from stackctl.monitoring import queries as q
+from tools.dashboard import queries as q
 
 DASHBOARD_UID = "stackctl"
 DATASOURCE_UID = "stackctl-prometheus"  # grafana/provisioning/datasources/prometheus.yml.j2
@@ -127,6 +127,11 @@ ROWS: tuple[RowSpec, ...] = (
                   "{{status}} {{route}}"),
         ), unit="reqps", no_value="no errors"),
         PanelSpec("In flight", "timeseries", (Query(q.PROXY_IN_FLIGHT, "in flight"),), unit="none"),
+        PanelSpec("Turned away (limits, back-pressure)", "timeseries", (
+            Query(f"sum by (reason, key) (rate({q.PROXY_REJECTIONS}[{q.RATE}]))", "{{reason}} {{key}}"),
+        ), unit="reqps", no_value="none turned away",
+            description="429: a key over max_concurrent, requests_per_minute or tokens_per_minute; "
+                        "backend_queue: 529/503 while vLLM's waiting queue is past max_backend_waiting."),
         PanelSpec("Web searches", "timeseries", (
             Query(f"sum by (outcome) (rate({q.PROXY_SEARCHES}[{q.RATE}]))", "{{outcome}}"),
         ), unit="reqps", no_value="no searches"),

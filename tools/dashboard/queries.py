@@ -71,6 +71,7 @@ PROXY_IN_FLIGHT = "sum(stackctl_proxy_in_flight)"
 PROXY_TTFT = "stackctl_proxy_ttft_seconds"
 PROXY_TOKENS = "stackctl_proxy_tokens_total"
 PROXY_SEARCHES = "stackctl_proxy_web_searches_total"
+PROXY_REJECTIONS = "stackctl_proxy_rejections_total"
 
 # Replicas: several gpu hosts behind one edge (stack.yaml's hosts:). The edge's Prometheus
 # federates each host's, whose series carry `host`; a replica whose Prometheus stops answering

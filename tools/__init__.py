@@ -1,0 +1,1 @@
+"""Development tools: not part of the stackctl package (they need dev-only dependencies)."""
