@@ -36,10 +36,10 @@ def check_peers(ctx: DoctorContext) -> list[CheckResult]:
         where = f"{parts.hostname}:{parts.port}"
         try:
             with socket.create_connection((parts.hostname or "", parts.port or 0), timeout=CONNECT_TIMEOUT_S):
-                results.append(ok(f"peer-{host}", f"{service} on {host} answers at {where}"))
+                results.append(ok(f"peer-{host}-{service}", f"{service} on {host} answers at {where}"))
         except OSError as error:
             results.append(warn(
-                f"peer-{host}", f"{service} on {host} does not answer at {where} ({error.strerror or error})",
+                f"peer-{host}-{service}", f"{service} on {host} does not answer at {where} ({error.strerror or error})",
                 f"start it (`stackctl up --host {host}` on {host}); if it runs, let TCP {parts.port} from "
                 f"{plan.address} through {host}'s firewall, or correct hosts.{host}.address in stack.yaml",
             ))

@@ -117,7 +117,8 @@ def test_doctor_on_each_host_checks_its_peers(topology):
     edge = hosts["edge"].stackctl(demo.root, "doctor", "--host", "edge", "--fast", "--json")
     rows = {row["name"]: row for row in json.loads(edge.stdout)["checks"]}
     assert rows["host"]["status"] == "ok"
-    assert rows["peer-gpu"]["status"] == "ok", rows["peer-gpu"]
+    assert rows["peer-gpu-filter-proxy"]["status"] == "ok", rows["peer-gpu-filter-proxy"]
+    assert rows["peer-gpu-prometheus"]["status"] == "ok", rows["peer-gpu-prometheus"]
     assert "gpu" not in rows  # an edge host has no GPU to check
     gpu = hosts["gpu"].stackctl(demo.root, "doctor", "--host", "gpu", "--fast", "--json")
     rows = {row["name"]: row for row in json.loads(gpu.stdout)["checks"]}

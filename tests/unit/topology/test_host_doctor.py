@@ -86,4 +86,4 @@ def test_an_edge_host_skips_the_gpu_and_model_checks(tmp_path):
     names = {result.name for result in run_checks(stack_for(tmp_path, "edge", hardware="rtx-pro-6000", hosts=hosts),
                                                   facts=make_host(tmp_path))}
     assert not names & {"gpu", "driver", "model-fit", "tool-parser", "memory", "disk", "hf-token"}
-    assert {"host", "ports", "env-file", "nginx-upstream", "peer-gpu"} <= names
+    assert {"host", "ports", "env-file", "nginx-upstream", "peer-gpu-filter-proxy"} <= names
