@@ -50,7 +50,10 @@ def _mount_proxy() -> None:
         from stackctl.proxy.cli import proxy_app
     except ImportError:
         return
-    app.add_typer(proxy_app, name="proxy", help="The filter-proxy: the gateway clients talk to.")
+    # One name for the component everywhere (fragment, image, service): `filter-proxy`; `proxy`
+    # stays as a hidden alias for scripts written against it.
+    app.add_typer(proxy_app, name="filter-proxy", help="The filter-proxy: the gateway clients talk to.")
+    app.add_typer(proxy_app, name="proxy", hidden=True)
 
 
 for _command in COMMANDS:

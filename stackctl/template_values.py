@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 
 def proxy_args(config: StackConfig, *, host: str = "127.0.0.1") -> list[str]:
-    """`stackctl proxy serve` arguments; its API keys come from STACKCTL_PROXY_KEYS, not argv."""
+    """`stackctl filter-proxy serve` arguments; its API keys come from STACKCTL_PROXY_KEYS, not argv."""
     args = [
         "--backend", f"http://127.0.0.1:{config.ports.vllm}",
         "--host", host,
@@ -37,7 +37,7 @@ def proxy_args(config: StackConfig, *, host: str = "127.0.0.1") -> list[str]:
 
 
 def limit_args(config: StackConfig) -> list[str]:
-    """stack.yaml's `limits:` as `stackctl proxy serve` flags."""
+    """stack.yaml's `limits:` as `stackctl filter-proxy serve` flags."""
     limits = config.limits
     args = [
         "--max-concurrent", str(limits.max_concurrent),

@@ -1,4 +1,5 @@
-"""`stackctl proxy serve`: parse flags, build settings, run uvicorn. Nothing else."""
+"""`stackctl filter-proxy serve` (alias `stackctl proxy serve`): parse flags, build settings, run
+uvicorn. Nothing else."""
 
 from __future__ import annotations
 

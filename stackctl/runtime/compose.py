@@ -14,12 +14,15 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING
+
+from python_on_whales import Container, DockerClient
+from python_on_whales.exceptions import DockerException
 
 from stackctl.diagnosis import DIAGNOSIS_LOG_LINES, diagnose_log, diagnose_service_log
 from stackctl.engine.demo_model import default_demo_model_dir
 from stackctl.errors import RuntimeUnavailable, StackError
 from stackctl.health import ProbeResult, probe, wait_until_healthy
+from stackctl.render import render_project
 from stackctl.runtime.base import (
     ModelLocation,
     OnEvent,
@@ -28,11 +31,9 @@ from stackctl.runtime.base import (
     ServiceStartFailed,
     ServiceStatus,
 )
+from stackctl.runtime.compose_images import ensure_images
 from stackctl.runtime.docker_output import docker_output, error_line
 from stackctl.services import Service
-
-if TYPE_CHECKING:
-    from python_on_whales import Container, DockerClient
 
 SERVICE_LABEL = "com.docker.compose.service"
 # Seconds a service without a health gate (certbot) must stay up to count as started.
@@ -78,8 +79,6 @@ class ComposeRuntime(Runtime):
     # -- nginx, systemd ----------------------------------------------------------------------
 
     def reload_nginx(self) -> None:
-        from python_on_whales.exceptions import DockerException
-
         for argv, what in ((["nginx", "-t", "-q"], "the re-rendered nginx config does not pass `nginx -t`"),
                            (["nginx", "-s", "reload"], "nginx did not reload; is it running (`stackctl up`)?")):
             try:
@@ -121,9 +120,6 @@ class ComposeRuntime(Runtime):
 
     @cached_property
     def docker(self) -> DockerClient:
-        # Imported here: python-on-whales costs 0.3 s, and rendering never needs it.
-        from python_on_whales import DockerClient
-
         layout = self.layout
         return DockerClient(
             compose_files=[layout.compose_file],
@@ -133,8 +129,6 @@ class ComposeRuntime(Runtime):
         )
 
     def check_available(self) -> None:
-        from python_on_whales.exceptions import DockerException
-
         try:
             self.docker.info()
         except DockerException:
@@ -152,9 +146,6 @@ class ComposeRuntime(Runtime):
     def up(self, services: list[Service], on_event: OnEvent = lambda _event: None) -> None:
         """Make images ready, then start what is not running, in order, each behind its gate.
         On failure, remove the containers this call started and raise ServiceStartFailed."""
-        from stackctl.render import render_project
-        from stackctl.runtime.compose_images import ensure_images
-
         self.check_available()
         render_project(self.config, self.layout, self)
         (self.layout.data / "acme").mkdir(parents=True, exist_ok=True)
@@ -181,8 +172,6 @@ class ComposeRuntime(Runtime):
     def _start(self, service: Service) -> Container:
         """`docker compose up -d --no-deps SERVICE`: a no-op when its container already runs
         with the same configuration, a recreate when stack.yaml or .env changed."""
-        from python_on_whales.exceptions import DockerException
-
         try:
             self.docker.compose.up([service.name], detach=True, dependencies=False, no_build=True, pull="never",
                                    quiet=True)
@@ -226,8 +215,6 @@ class ComposeRuntime(Runtime):
                                  diagnosis=diagnose_service_log(service.name, log_tail, self.config))
 
     def _remove(self, names: list[str]) -> None:
-        from python_on_whales.exceptions import DockerException
-
         if not names:
             return
         try:
@@ -240,8 +227,6 @@ class ComposeRuntime(Runtime):
     def down(self, services: list[Service]) -> list[str]:
         """Remove the project's containers. Never `-v`: the model cache, Prometheus TSDB and
         Grafana data survive a `down`."""
-        from python_on_whales.exceptions import DockerException
-
         self.check_available()
         present = self._containers()
         try:
@@ -278,8 +263,6 @@ class ComposeRuntime(Runtime):
         return rows
 
     def logs(self, service: str, follow: bool) -> Iterator[str]:
-        from python_on_whales.exceptions import DockerException
-
         self.check_available()
         from stackctl.topology import plan_for
 
@@ -296,8 +279,6 @@ class ComposeRuntime(Runtime):
 
     def _containers(self) -> dict[str, Container]:
         """This project's containers (running or not) by service name."""
-        from python_on_whales.exceptions import DockerException
-
         try:
             containers = self.docker.compose.ps(all=True)
         except DockerException as error:
@@ -306,8 +287,6 @@ class ComposeRuntime(Runtime):
                 for container in containers}
 
     def _log_tail(self, service: str) -> list[str]:
-        from python_on_whales.exceptions import DockerException
-
         try:
             text = self.docker.compose.logs([service], tail=str(DIAGNOSIS_LOG_LINES), no_log_prefix=True)
         except DockerException:
@@ -326,8 +305,6 @@ class _ContainerWatch:
         self.last: Container | None = None
 
     def _inspect(self) -> Container | None:
-        from python_on_whales.exceptions import DockerException
-
         try:
             self.last = self.docker.container.inspect(self.container_id)
         except DockerException:

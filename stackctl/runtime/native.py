@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from stackctl.diagnosis import DIAGNOSIS_LOG_LINES, diagnose_service_log
 from stackctl.errors import StackError
 from stackctl.health import ProbeResult, probe, wait_until_healthy
+from stackctl.render import render_project
 from stackctl.runtime.base import (
     ModelLocation,
     OnEvent,
@@ -154,8 +155,6 @@ class NativeRuntime(Runtime):
         """Start what is not healthy, in order, each behind its gate, under the stack's
         supervisor (which restarts a crashed service). On failure, stop what this call started
         and raise ServiceStartFailed (log tail + diagnosis)."""
-        from stackctl.render import render_project
-
         self._prepare_directories()
         render_project(self.config, self.layout, self)
         running = {service.name for service in services if self._is_running(service.name)}

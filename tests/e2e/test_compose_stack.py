@@ -59,6 +59,9 @@ def test_up_brings_every_service_up_in_containers_in_dependency_order(started):
     assert all(container["State"] == "running" for container in containers.values()), containers
     for name in ("vllm", "filter-proxy", "nginx", "prometheus"):
         assert containers[name]["Health"] == "healthy", (name, containers[name])
+    logs = subprocess.run(["docker", "compose", "logs", "--no-log-prefix", "prometheus"], cwd=stack.root,
+                          capture_output=True, text=True, check=True)
+    assert "Server is ready to receive web requests" in logs.stdout + logs.stderr
 
 
 def test_anthropic_sdk_reaches_vllm_in_its_container_through_nginx(stack: DemoStack):
@@ -187,6 +190,14 @@ def test_down_then_up_keeps_prometheus_data(stack: DemoStack):
     # Samples scraped before `down` are still there after it.
     old = httpx.get(query, params={"query": 'up{job="prometheus"}', "time": before_down - 5}).json()["data"]["result"]
     assert old and old[0]["value"][1] == "1"
+
+
+def test_plain_docker_compose_down_in_the_stack_directory_stops_the_same_project(stack: DemoStack):
+    done = subprocess.run(["docker", "compose", "down"], cwd=stack.root, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert compose_ps(stack) == {}
+    status = stack.cli("status")
+    assert status.returncode == 0 and status.stdout.count("stopped") == len(SERVICES_IN_ORDER), status.stdout
 
 
 def docker_inspect(container_id: str) -> dict:

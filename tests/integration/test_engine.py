@@ -86,13 +86,16 @@ def test_streamed_messages_api_with_anthropic_sdk(real_vllm):
 
 def test_forced_tool_call_comes_back_as_tool_calls(oai, real_vllm):
     # tool_choice="required" makes vLLM constrain decoding to a call, so even random weights
-    # produce one; the name is guaranteed, the arguments are not valid for the schema.
+    # produce one; the name is guaranteed, the arguments are not valid for the schema. Random
+    # weights may ramble inside the JSON for a while: a fixed seed and room to finish (seen:
+    # 37 to 150 tokens; 64 was sometimes cut short, so the call never closed).
     reply = oai.chat.completions.create(
         model=real_vllm.model,
         messages=[{"role": "user", "content": "Weather in Paris?"}],
         tools=[WEATHER_TOOL],
         tool_choice="required",
-        max_tokens=64,
+        max_tokens=1024,
+        seed=7,
     )
     calls = reply.choices[0].message.tool_calls
     assert calls and calls[0].function.name == "get_weather"

@@ -25,6 +25,8 @@ from stackctl.errors import StackError
 DEFAULT_SOCKET = "unix:///var/run/docker.sock"
 START_TIMEOUT_S = 90.0
 STOP_TIMEOUT_S = 30.0
+# Images of stackctl's own kept in the cached data root, newest first (older tags are removed).
+KEEP_NEWEST = {"stackctl/filter-proxy": 3, "stackctl/vllm-cpu": 2}
 
 
 @dataclass(frozen=True)
@@ -146,6 +148,14 @@ def _remove_leftovers(host: str) -> None:
     if ids:
         subprocess.run([*docker, "rm", "-f", *ids], capture_output=True, check=False)
     subprocess.run([*docker, "volume", "prune", "-f"], capture_output=True, check=False)
+    # Every source change tags a new stackctl image; the newest few stay as the cache.
+    for repository, keep in KEEP_NEWEST.items():
+        listed = subprocess.run([*docker, "images", repository, "--format", "{{.CreatedAt}}\t{{.ID}}"],
+                                capture_output=True, text=True, check=False).stdout.splitlines()
+        stale = [line.split("\t")[1] for line in sorted(listed, reverse=True)[keep:]]
+        if stale:
+            subprocess.run([*docker, "rmi", "-f", *stale], capture_output=True, check=False)
+    subprocess.run([*docker, "image", "prune", "-f"], capture_output=True, check=False)
 
 
 def _stop(process: subprocess.Popen) -> None:

@@ -86,9 +86,13 @@ def test_doctor_exits_non_zero_when_a_check_fails(tmp_path):
 
 
 def test_doctor_without_stack_yaml_is_a_one_line_error(tmp_path):
-    result = CliRunner().invoke(build_app(), ["--dir", str(tmp_path), "doctor"])
-    assert result.exit_code != 0
-    assert "stackctl init" in str(result.exception)
+    import subprocess
+
+    result = subprocess.run([sys.executable, "-m", "stackctl", "--dir", str(tmp_path), "doctor"],
+                            capture_output=True, text=True, check=False)
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.strip().splitlines() == [
+        f"error: {tmp_path / 'stack.yaml'} not found; run `stackctl init` to create it"]
 
 
 def test_a_crashing_check_becomes_a_failed_row(tmp_path, monkeypatch):
