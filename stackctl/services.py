@@ -100,6 +100,20 @@ def order_by_dependencies(services: dict[str, Service]) -> list[Service]:
     return [services[name] for name in order]
 
 
+def dependency_waves(services: list[Service]) -> list[list[Service]]:
+    """Services (in dependency order) grouped so that each group depends only on earlier ones:
+    a group starts at once, so the exporters and Prometheus start while vLLM loads."""
+    depth: dict[str, int] = {}
+    waves: list[list[Service]] = []
+    for service in services:
+        level = 1 + max((depth[name] for name in service.depends_on if name in depth), default=-1)
+        depth[service.name] = level
+        while len(waves) <= level:
+            waves.append([])
+        waves[level].append(service)
+    return waves
+
+
 def _load_fragment(name: str, path: Path, context: dict[str, Any], enabled: set[str]) -> Service:
     try:
         document = yaml.safe_load(path.read_text())

@@ -33,7 +33,7 @@ from stackctl.runtime.base import (
 )
 from stackctl.runtime.compose_images import ensure_images
 from stackctl.runtime.docker_output import docker_output, error_line
-from stackctl.services import Service
+from stackctl.services import Service, dependency_waves
 
 SERVICE_LABEL = "com.docker.compose.service"
 # Seconds a service without a health gate (certbot) must stay up to count as started.
@@ -144,7 +144,8 @@ class ComposeRuntime(Runtime):
     # -- up --------------------------------------------------------------------------------
 
     def up(self, services: list[Service], on_event: OnEvent = lambda _event: None) -> None:
-        """Make images ready, then start what is not running, in order, each behind its gate.
+        """Make images ready, then start what is not running, a dependency wave at a time, each
+        service behind its gate.
         On failure, remove the containers this call started and raise ServiceStartFailed."""
         self.check_available()
         render_project(self.config, self.layout, self)
@@ -153,18 +154,23 @@ class ComposeRuntime(Runtime):
         ensure_images(self.docker, services, on_event)
         started: list[Service] = []
         try:
-            for service in services:
-                previous = before.get(service.name)
-                was_running = previous is not None and bool(previous.state.running)
-                if not was_running:
-                    started.append(service)
-                container = self._start(service)
-                fresh = not was_running or previous is None or previous.id != container.id
-                if fresh:
-                    if was_running:
-                        started.append(service)  # recreated: stack.yaml or .env changed
-                    on_event(ServiceEvent(service, "starting"))
-                self._wait_healthy(service, container, on_event, fresh)
+            for wave in dependency_waves(services):
+                starting: list[tuple[Service, Container, bool]] = []
+                for service in wave:
+                    previous = before.get(service.name)
+                    was_running = previous is not None and bool(previous.state.running)
+                    if not was_running:
+                        started.append(service)
+                    container = self._start(service)
+                    fresh = not was_running or previous is None or previous.id != container.id
+                    if fresh:
+                        if was_running:
+                            started.append(service)  # recreated: stack.yaml or .env changed
+                        on_event(ServiceEvent(service, "starting"))
+                    starting.append((service, container, fresh))
+                # The quick gates first: a broken exporter is reported before vLLM finishes loading.
+                for service, container, fresh in sorted(starting, key=lambda item: item[0].start_timeout):
+                    self._wait_healthy(service, container, on_event, fresh)
         except BaseException:
             self._remove([service.name for service in reversed(started)])
             raise

@@ -37,7 +37,7 @@ from stackctl.runtime.processes import (
     uptime_s,
 )
 from stackctl.runtime.supervisor import ALIVE_STATES, Program, StackSupervisor
-from stackctl.services import Service, environment_mapping
+from stackctl.services import Service, dependency_waves, environment_mapping
 from stackctl.tls.nginx import native_nginx_reload_argv, reload_native_nginx
 
 # vLLM frees its KV cache and workers on SIGTERM; give it longer than the small services.
@@ -152,7 +152,7 @@ class NativeRuntime(Runtime):
     # -- up --------------------------------------------------------------------------------
 
     def up(self, services: list[Service], on_event: OnEvent = lambda _event: None) -> None:
-        """Start what is not healthy, in order, each behind its gate, under the stack's
+        """Start what is not healthy, a dependency wave at a time, each behind its gate, under the stack's
         supervisor (which restarts a crashed service). On failure, stop what this call started
         and raise ServiceStartFailed (log tail + diagnosis)."""
         self._prepare_directories()
@@ -165,19 +165,24 @@ class NativeRuntime(Runtime):
                                    for service in services])
         started: list[Service] = []
         try:
-            for service in services:
-                if service.name in running:
-                    result = self._probe(service)
-                    if result.healthy:
-                        on_event(ServiceEvent(service, "running", detail=result.detail))
-                        continue
-                    self.supervisor.stop(service.name)  # alive but not serving: start it again
-                was_dead = self.record(service.name) is not None
-                on_event(ServiceEvent(service, "restarting" if was_dead else "starting"))
-                self._forget(service.name)
-                started.append(service)
-                self.supervisor.start(service.name)
-                self._wait_healthy(service, self._first_record(service), on_event)
+            for wave in dependency_waves(services):
+                starting: list[Service] = []
+                for service in wave:
+                    if service.name in running:
+                        result = self._probe(service)
+                        if result.healthy:
+                            on_event(ServiceEvent(service, "running", detail=result.detail))
+                            continue
+                        self.supervisor.stop(service.name)  # alive but not serving: start it again
+                    was_dead = self.record(service.name) is not None
+                    on_event(ServiceEvent(service, "restarting" if was_dead else "starting"))
+                    self._forget(service.name)
+                    started.append(service)
+                    self.supervisor.start(service.name)
+                    starting.append(service)
+                # The quick gates first: a broken exporter is reported before vLLM finishes loading.
+                for service in sorted(starting, key=lambda each: each.start_timeout):
+                    self._wait_healthy(service, self._first_record(service), on_event)
         except BaseException:
             for service in reversed(started):
                 self._stop(service.name)

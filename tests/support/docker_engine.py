@@ -1,5 +1,6 @@
 """A real Docker engine for the Compose tests: the one at DOCKER_HOST (or the default socket) if
-it answers, else a private dockerd started here and stopped at the end.
+it answers, else a private dockerd, shared by the test sessions running at the same time and
+stopped by the last of them.
 
 The private engine keeps its data root under ~/.cache, keyed by its version, so images built in
 one run (the vLLM CPU image takes minutes) are there in the next. Kept free of pytest: failures
@@ -8,6 +9,8 @@ are plain StackErrors, which the fixture turns into test failures.
 
 from __future__ import annotations
 
+import fcntl
+import json
 import os
 import shutil
 import signal
@@ -18,6 +21,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from stackctl.engine._lock import exclusive_lock
 from stackctl.errors import StackError
@@ -60,6 +64,8 @@ def docker_engine() -> Iterator[DockerEngine]:
 
 @contextmanager
 def _private_engine() -> Iterator[str]:
+    """One private dockerd per data root, shared by the test sessions that run at the same time
+    (each holds a shared lock while it uses it); the last one to finish stops it."""
     dockerd = shutil.which("dockerd")
     if dockerd is None:
         raise StackError("no Docker engine answers and dockerd is not installed: run scripts/setup (docker.io)")
@@ -67,36 +73,67 @@ def _private_engine() -> Iterator[str]:
         raise StackError("no Docker engine answers, and starting a private dockerd needs root; "
                          "start Docker and set DOCKER_HOST")
     version = _dockerd_version(dockerd)
-    data_root = cache_root() / f"docker-{version}"
-    # One private engine per data root at a time: another test session waits its turn.
-    with exclusive_lock(cache_root() / f".docker-{version}.lock"):
-        # Holding the lock, any dockerd still on this data root belongs to a session that died.
-        state_file = cache_root() / f".docker-{version}.pid"
-        _stop_orphan(state_file)
-        # Sockets have a 108-byte path limit: keep the run directory short.
-        run_dir = Path(tempfile.mkdtemp(prefix="stackctl-dockerd-", dir="/tmp"))
-        socket = run_dir / "docker.sock"
-        log_path = run_dir / "dockerd.log"
-        argv = [
-            dockerd, "--data-root", str(data_root), "--exec-root", str(run_dir / "exec"),
-            "--pidfile", str(run_dir / "docker.pid"), "--host", f"unix://{socket}",
-            # Every stackctl service uses host networking: no bridge, no iptables rules.
-            "--bridge=none", "--iptables=false", "--ip6tables=false",
-        ]
-        with open(log_path, "wb") as log:
-            process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                       start_new_session=True)
-        state_file.write_text(str(process.pid))
-        host = f"unix://{socket}"
-        try:
-            _wait_until_answering(process, host, log_path)
-            _share_root_mount()
-            _remove_leftovers(host)
-            yield host
-        finally:
-            _stop(process)
-            state_file.unlink(missing_ok=True)
-            shutil.rmtree(run_dir, ignore_errors=True)
+    base = cache_root()
+    base.mkdir(parents=True, exist_ok=True)
+    record_file = base / f".docker-{version}.json"
+    users = open(base / f".docker-{version}.users", "a")  # noqa: SIM115 (held for the session)
+    try:
+        with exclusive_lock(base / f".docker-{version}.lock"):
+            host = _running_engine(record_file)
+            if host is None:
+                _stop_orphan(record_file)
+                host = _start_engine(dockerd, base / f"docker-{version}", record_file)
+            if _alone(users):
+                # Nobody else uses it: what dead sessions left behind can go.
+                _remove_leftovers(host)
+            fcntl.flock(users, fcntl.LOCK_SH)
+        yield host
+    finally:
+        with exclusive_lock(base / f".docker-{version}.lock"):
+            if _alone(users):
+                _stop_orphan(record_file)
+        users.close()
+
+
+def _alone(users: IO[str]) -> bool:
+    """No other session holds the engine (this one's shared lock, if any, becomes exclusive)."""
+    try:
+        fcntl.flock(users, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
+
+
+def _start_engine(dockerd: str, data_root: Path, record_file: Path) -> str:
+    # Sockets have a 108-byte path limit: keep the run directory short.
+    run_dir = Path(tempfile.mkdtemp(prefix="stackctl-dockerd-", dir="/tmp"))
+    socket = run_dir / "docker.sock"
+    log_path = run_dir / "dockerd.log"
+    argv = [
+        dockerd, "--data-root", str(data_root), "--exec-root", str(run_dir / "exec"),
+        "--pidfile", str(run_dir / "docker.pid"), "--host", f"unix://{socket}",
+        # Every stackctl service uses host networking: no bridge, no iptables rules.
+        "--bridge=none", "--iptables=false", "--ip6tables=false",
+    ]
+    with open(log_path, "wb") as log:
+        # Its own session: it outlives the test session that started it while others use it.
+        process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                   start_new_session=True)
+    host = f"unix://{socket}"
+    record_file.write_text(json.dumps({"pid": process.pid, "host": host, "run_dir": str(run_dir)}))
+    _wait_until_answering(process, host, log_path)
+    _share_root_mount()
+    return host
+
+
+def _running_engine(record_file: Path) -> str | None:
+    """The recorded engine's address, if its dockerd is alive and answers."""
+    try:
+        record = json.loads(record_file.read_text())
+        alive = b"dockerd" in Path(f"/proc/{record['pid']}/cmdline").read_bytes()
+    except (OSError, ValueError, KeyError):
+        return None
+    return record["host"] if alive and answers(record["host"]) else None
 
 
 def _dockerd_version(dockerd: str) -> str:
@@ -123,20 +160,24 @@ def _share_root_mount() -> None:
         subprocess.run(["mount", "--make-rshared", "/"], check=False)
 
 
-def _stop_orphan(state_file: Path) -> None:
+def _stop_orphan(record_file: Path) -> None:
+    """Stop the recorded dockerd (if any is alive) and forget it."""
     try:
-        pid = int(state_file.read_text())
+        record = json.loads(record_file.read_text())
+        pid, run_dir = int(record["pid"]), Path(record["run_dir"])
         command = Path(f"/proc/{pid}/cmdline").read_bytes()
-    except (OSError, ValueError):
+    except (OSError, ValueError, KeyError):
+        record_file.unlink(missing_ok=True)
         return
-    if b"dockerd" not in command:
-        return
-    os.kill(pid, signal.SIGTERM)
-    deadline = time.monotonic() + STOP_TIMEOUT_S
-    while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
-        time.sleep(0.5)
-    if Path(f"/proc/{pid}").exists():
-        os.kill(pid, signal.SIGKILL)
+    if b"dockerd" in command:
+        os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + STOP_TIMEOUT_S
+        while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+            time.sleep(0.5)
+        if Path(f"/proc/{pid}").exists():
+            os.kill(pid, signal.SIGKILL)
+    record_file.unlink(missing_ok=True)
+    shutil.rmtree(run_dir, ignore_errors=True)
 
 
 def _remove_leftovers(host: str) -> None:
@@ -156,13 +197,3 @@ def _remove_leftovers(host: str) -> None:
         if stale:
             subprocess.run([*docker, "rmi", "-f", *stale], capture_output=True, check=False)
     subprocess.run([*docker, "image", "prune", "-f"], capture_output=True, check=False)
-
-
-def _stop(process: subprocess.Popen) -> None:
-    if process.poll() is None:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(STOP_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()

@@ -173,3 +173,14 @@ def test_unified_memory_hosts_get_the_exporter_that_reports_the_shared_pool(tmp_
     assert exporter["gpus"] == "all" and exporter["network_mode"] == "host"
     # The filter-proxy image is built here, never pulled: both services name the same build.
     assert ("build" in exporter) is image.startswith("stackctl/")
+
+
+def test_services_start_in_dependency_waves(tmp_path):
+    from stackctl.services import dependency_waves
+
+    config = parse_stack_config({"hardware": "cpu", "model": "tiny", "hostname": "llm.example.org",
+                                 "services": {"tls": True}})
+    waves = [[service.name for service in wave] for wave in dependency_waves(render_project(
+        config, StackLayout(tmp_path)).services)]
+    assert sorted(waves[0]) == ["gpu-exporter", "node-exporter", "prometheus", "vllm"]
+    assert sorted(waves[1]) == ["filter-proxy", "grafana"] and waves[2:] == [["nginx"], ["certbot"]]
