@@ -29,9 +29,18 @@ print(json.dumps({"type": reply.type, "model": reply.model, "stop_reason": reply
 """
 
 
+# Each host is a namespace with a port space of its own, so stack.yaml's default ports serve. They
+# lie below the ephemeral range, where vLLM's own sockets in the same namespace take theirs (a
+# port picked free in the machine's namespace can be one of those).
+HOST_PORTS = {"vllm": 8000, "proxy": 4000, "prometheus": 9090, "grafana": 3000, "node_exporter": 9100,
+              "gpu_exporter": 9835, "http": 80, "https": 443}
+
+
 def make_multihost_stack(root: Path, hosts: dict[str, dict], **overrides) -> DemoStack:
     """`stackctl init --demo` (CPU engine, tiny model, native), then `hosts:` as given."""
-    return make_demo_stack(root, hosts=hosts, **{"services": {"monitoring": True, "grafana": False}, **overrides})
+    settings = {"services": {"monitoring": True, "grafana": False}, **overrides}
+    demo = make_demo_stack(root, hosts=hosts, ports=HOST_PORTS, **settings)
+    return DemoStack(demo.root, dict(HOST_PORTS))
 
 
 def set_client_keys(demo: DemoStack, names: list[str]) -> dict[str, str]:
