@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from stackctl.errors import ConfigError
 from stackctl.profiles import HARDWARE_PROFILES, MODEL_PROFILES, HardwareProfile, ModelProfile
 from stackctl.profiles.custom import CustomModel
+from stackctl.topology.model import HostSpec, RayOptions, check_hosts, cluster_shape
 
 STACK_FILE = "stack.yaml"
 # How the services run (stackctl.runtime turns the name into the object that runs them).
@@ -26,6 +27,9 @@ SERVICE_PORTS: dict[str, tuple[str, ...]] = {
     "gpu-exporter": ("gpu_exporter",),
     "grafana": ("grafana",),
     "certbot": (),
+    # Multi-node (hosts: with ray-workers): the vLLM image's own Ray, head and workers.
+    "ray-head": (),
+    "ray-worker": (),
 }
 SERVICE_NAMES = tuple(SERVICE_PORTS)
 # On unified memory (GB10) the OS, page cache and CUDA graphs share vLLM's pool.
@@ -160,6 +164,9 @@ class StackConfig(_Strict):
     start_timeouts: dict[str, float] = Field(default_factory=dict)
     # Client networks allowed through nginx (CIDR); empty means everyone.
     allow_networks: list[str] = Field(default_factory=list)
+    # Beyond one box: each host's intranet IP and role (stackctl/topology); none: one box.
+    hosts: dict[str, HostSpec] = Field(default_factory=dict)
+    ray: RayOptions | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -238,6 +245,15 @@ class StackConfig(_Strict):
             )
         if self.services.tls and not self.hostname:
             raise ValueError("services.tls needs `hostname` (the public DNS name of this box)")
+        problem = check_hosts(self.hosts, self.ray)
+        if problem:
+            raise ValueError(problem)
+        nodes = cluster_shape(self.hosts, self.ray)
+        if self.hardware_profile.nodes > 1 and (nodes is None or nodes[0] != self.hardware_profile.nodes):
+            raise ValueError(
+                f"hardware '{self.hardware}' is {self.hardware_profile.nodes} nodes serving one model: list them "
+                "under hosts: (one with role: gpu, the other with role: ray-worker) and set ray.interface"
+            )
         clashes = _port_clashes(self.ports.model_dump(), self.enabled_port_names())
         if clashes:
             raise ValueError(f"port clash: {clashes}")
@@ -270,9 +286,10 @@ class StackConfig(_Strict):
             names.add("certbot")
         return names
 
-    def enabled_port_names(self) -> set[str]:
-        """The `ports:` keys the enabled services listen on."""
-        names = {port for service in self.enabled_services() for port in SERVICE_PORTS.get(service, ())}
+    def enabled_port_names(self, services: set[str] | frozenset[str] | None = None) -> set[str]:
+        """The `ports:` keys the enabled services (or the given ones: one host's) listen on."""
+        services = self.enabled_services() if services is None else services
+        names = {port for service in services for port in SERVICE_PORTS.get(service, ())}
         if not self.services.tls:
             names.discard("https")
         return names
@@ -333,8 +350,11 @@ def _allowed_keys(location: tuple) -> list[str]:
         annotation = model.model_fields[str(parts.pop(0))].annotation
         values = get_args(annotation)
         if values and parts and isinstance(values[-1], type) and issubclass(values[-1], BaseModel):
-            parts.pop(0)  # a mapping of models (limits.keys.NAME): skip the name
+            parts.pop(0)  # a mapping of models (limits.keys.NAME, hosts.NAME): skip the name
             annotation = values[-1]
+        # An optional section (`ray: RayOptions | None`): the model inside.
+        annotation = next((arg for arg in get_args(annotation) if isinstance(arg, type)
+                           and issubclass(arg, BaseModel)), annotation)
         if not (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
             return []
         model = annotation

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -11,6 +13,8 @@ import httpx
 from stackctl.services import HealthGate
 
 POLL_INTERVAL_S = 1.0
+# A command gate (connecting to Ray) may take a few seconds; longer means it hangs.
+COMMAND_TIMEOUT_S = 60.0
 
 
 @dataclass(frozen=True)
@@ -22,6 +26,8 @@ class ProbeResult:
 def probe(gate: HealthGate, *, api_key: str | None = None, served_name: str | None = None) -> ProbeResult:
     """One check. For vLLM, /health answering is not enough: the first real forward pass is
     where kernel and memory failures show up, so a one-token completion must succeed too."""
+    if gate.probe == "command":
+        return _probe_command(gate)
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     try:
         with httpx.Client(timeout=httpx.Timeout(30.0, connect=2.0), trust_env=False) as client:
@@ -42,6 +48,23 @@ def probe(gate: HealthGate, *, api_key: str | None = None, served_name: str | No
             return ProbeResult(True, "serves completions")
     except httpx.HTTPError as error:
         return ProbeResult(False, f"{gate.url}: {type(error).__name__}")
+
+
+def _probe_command(gate: HealthGate) -> ProbeResult:
+    """A gate only a program can answer (the Ray cluster's nodes and GPUs): healthy on exit 0;
+    the detail is its last output line (a JSON line's `detail`, if it prints one)."""
+    try:
+        done = subprocess.run(list(gate.command), capture_output=True, text=True, timeout=COMMAND_TIMEOUT_S,
+                              stdin=subprocess.DEVNULL, check=False)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return ProbeResult(False, f"{gate.url}: {type(error).__name__}")
+    lines = (done.stdout.strip() or done.stderr.strip() or f"exit {done.returncode}").splitlines()
+    detail = lines[-1]
+    try:
+        detail = str(json.loads(detail)["detail"])
+    except (ValueError, KeyError, TypeError):
+        pass
+    return ProbeResult(done.returncode == 0, detail)
 
 
 def wait_until_healthy(

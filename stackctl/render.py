@@ -69,11 +69,12 @@ def config_context(config: StackConfig, layout: StackLayout, runtime: Runtime) -
     context = template_context(config, layout, runtime)
     context.update(
         scrape_interval="10s",
-        gpu_exporter="gpu-exporter" in config.enabled_services(),
+        gpu_exporter="gpu-exporter" in context["host"].services,
         hostname=config.hostname,
         allow_networks=config.allow_networks,
         # Unique per stack: the duplicate-upstream trap (two sites defining one name) stops nginx.
         upstream_name=f"stackctl_filter_proxy_{config.ports.proxy}",
+        monitoring="prometheus" in context["host"].services,
         acme_root=runtime.acme_webroot(),
         tls_certificate=find_tls_certificate(config, runtime.certificate_root()),
         nginx_user=runtime.nginx_user,
@@ -98,8 +99,8 @@ def find_tls_certificate(config: StackConfig, mounted_at: str | None = None) -> 
 def render_configs(config: StackConfig, layout: StackLayout, runtime: Runtime | RuntimeName) -> dict[Path, str]:
     """Relative path under `rendered/` -> file text, for the enabled services."""
     runtime = as_runtime(runtime, layout, config)
-    enabled = config.enabled_services()
     context = config_context(config, layout, runtime)
+    enabled = context["host"].services
     files: dict[Path, str] = {}
     for folder in _CONFIGURED_SERVICES:
         if folder not in enabled:
@@ -123,10 +124,14 @@ def render_project(config: StackConfig, layout: StackLayout,
     """Write docker-compose.yml and rendered/ into the stack directory."""
     runtime = as_runtime(runtime, layout, config)
     services = load_services(config, template_context(config, layout, runtime))
-    layout.root.mkdir(parents=True, exist_ok=True)
+    layout.home.mkdir(parents=True, exist_ok=True)
     written = write_rendered(layout, render_configs(config, layout, runtime))
     compose_text = _HEADER + yaml.safe_dump(compose_document(services, config.project), sort_keys=False, width=1000)
     layout.compose_file.write_text(compose_text)
+    env_link = layout.home / ".env"
+    if layout.home != layout.root and not (env_link.is_symlink() or env_link.exists()):
+        # `docker compose up -d` in hosts/NAME reads ${VAR} from the stack's one .env.
+        env_link.symlink_to(Path("..") / ".." / ".env")
     return RenderedProject(layout.compose_file, written, services)
 
 

@@ -22,7 +22,9 @@ EXTENSION_KEY = "x-stackctl"
 class _HealthBlock(BaseModel):
     model_config = ConfigDict(extra="forbid")
     url: str
-    probe: Literal["http", "vllm"] = "http"
+    probe: Literal["http", "vllm", "command"] = "http"
+    # probe: command: healthy when this exits 0 (e.g. the Ray cluster gate); its last line says why.
+    command: list[str] = []
 
 
 class _NativeBlock(BaseModel):
@@ -47,8 +49,9 @@ class _ExtensionBlock(BaseModel):
 @dataclass(frozen=True)
 class HealthGate:
     url: str
-    # `vllm`: /health answers AND a one-token completion succeeds.
-    probe: Literal["http", "vllm"] = "http"
+    # `vllm`: /health answers AND a one-token completion succeeds; `command`: `command` exits 0.
+    probe: Literal["http", "vllm", "command"] = "http"
+    command: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -74,8 +77,9 @@ def fragment_paths() -> dict[str, Path]:
 
 
 def load_services(config: StackConfig, context: dict[str, Any]) -> list[Service]:
-    """The enabled services, placeholders filled, in dependency order (dependencies first)."""
-    enabled = config.enabled_services()
+    """This host's services (the whole stack on one box), placeholders filled, in dependency
+    order (dependencies first)."""
+    enabled = set(context["host"].services)
     fragments = fragment_paths()
     missing = enabled - fragments.keys()
     if missing:
@@ -139,7 +143,8 @@ def _load_fragment(name: str, path: Path, context: dict[str, Any], enabled: set[
         native = NativeCommand(tuple(native_block["command"]), environment_mapping(native_block["environment"]))
     health = None
     if extension.health is not None:
-        health = HealthGate(fill(extension.health.url, context), extension.health.probe)
+        health = HealthGate(fill(extension.health.url, context), extension.health.probe,
+                            tuple(fill(extension.health.command, context)))
     return Service(
         name=name,
         compose=body,

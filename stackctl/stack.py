@@ -10,6 +10,8 @@ from stackctl.layout import StackLayout
 from stackctl.runtime import Runtime, RuntimeName, runtime_for
 from stackctl.services import Service, load_services
 from stackctl.template_values import template_context
+from stackctl.topology import HostPlan, plan_for
+from stackctl.topology.local import local_host
 from stackctl.vllm_settings import VllmSettings, vllm_settings
 
 
@@ -20,12 +22,24 @@ class Stack:
     runtime: Runtime
 
     @classmethod
-    def load(cls, layout: StackLayout, runtime: RuntimeName | None = None) -> Stack:
+    def load(cls, layout: StackLayout, runtime: RuntimeName | None = None, host: str | None = None) -> Stack:
+        """`host`: which of stack.yaml's hosts this is (None: the one whose address is local)."""
         config = load_stack_config(layout.stack_file)
         if runtime and runtime != config.runtime:
             # `--runtime` overrides stack.yaml everywhere (what is rendered depends on it).
             config = config.model_copy(update={"runtime": runtime})
+        if config.hosts or host:
+            host = host or local_host(config.hosts)
+            plan_for(config, host)  # an unknown or missing host name stops here, with the list
+            layout = layout.for_host(host)
+            # One Compose project per host: two hosts' containers never share names on one engine.
+            config = config.model_copy(update={"project": f"{config.project}-{host}"})
         return cls(layout, config, runtime_for(config.runtime, layout, config))
+
+    @cached_property
+    def plan(self) -> HostPlan:
+        """What this host runs (the whole stack on one box)."""
+        return plan_for(self.config, self.layout.host)
 
     @cached_property
     def vllm(self) -> VllmSettings:

@@ -12,11 +12,14 @@ from stackctl.engine.choice import native_engine_python
 from stackctl.layout import StackLayout
 from stackctl.own_images import image_template_values
 from stackctl.profiles.engines import default_vllm_image
+from stackctl.topology import plan_for
+from stackctl.topology.ray_probe import ray_probe_argv
 from stackctl.vllm_args import vllm_args
 from stackctl.vllm_settings import local_model_dir
 
 if TYPE_CHECKING:
     from stackctl.runtime.base import Runtime
+    from stackctl.topology import RayPlan
 
 
 def proxy_args(config: StackConfig, *, host: str = "127.0.0.1") -> list[str]:
@@ -52,7 +55,16 @@ def limit_args(config: StackConfig) -> list[str]:
 def template_context(config: StackConfig, layout: StackLayout, runtime: Runtime) -> dict[str, Any]:
     model = runtime.model_location(local_model_dir(config))
     paths = {**runtime.template_paths(), "hf_cache": str(Path(config.hf_cache).expanduser())}
+    host = plan_for(config, layout.host)
     return {
+        # This host's share of the stack: its services, listen addresses, upstreams, Ray node.
+        "host": host,
+        "ray": host.ray,
+        # The cluster gate: the engine's own Python (with Ray) runs it, inside the container under Compose.
+        "ray_probe": runtime.engine_command("ray-head" if host.role == "gpu" else "ray-worker", ray_probe_argv())
+        if host.ray else [],
+        "ray_probe_args": ray_probe_argv(),
+        "ray_environment": host.ray.environment() if host.ray else [],
         "stack": config,
         "ports": config.ports,
         "served_name": config.served_name,
@@ -60,8 +72,9 @@ def template_context(config: StackConfig, layout: StackLayout, runtime: Runtime)
         "paths": paths,
         "vllm_args": vllm_args(config, model_ref=model.reference),
         "vllm_extra_volumes": list(model.mounts),
-        "vllm_environment": [f"{key}={value}" for key, value in config.hardware_profile.vllm_environment],
-        "proxy_args": proxy_args(config),
+        "vllm_environment": _vllm_environment(config, host.ray),
+        "vllm_image": config.images.get("vllm", default_vllm_image(config.hardware_profile, config.model_profile)),
+        "proxy_args": proxy_args(config, host=host.proxy_bind),
         "own_images": image_template_values(config),
         "default_vllm_image": default_vllm_image(config.hardware_profile, config.model_profile),
         "native": {
@@ -69,3 +82,11 @@ def template_context(config: StackConfig, layout: StackLayout, runtime: Runtime)
             "stackctl": [sys.executable, "-m", "stackctl"],
         },
     }
+
+
+def _vllm_environment(config: StackConfig, ray: RayPlan | None) -> list[str]:
+    """The hardware's engine variables; on a Ray node, the link's (which replace VLLM_HOST_IP)."""
+    values = dict(config.hardware_profile.vllm_environment)
+    if ray is not None:
+        values.update(item.split("=", 1) for item in ray.environment())
+    return [f"{key}={value}" for key, value in values.items()]

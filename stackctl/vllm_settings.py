@@ -9,6 +9,7 @@ from pathlib import Path
 
 from stackctl.config import StackConfig
 from stackctl.engine.demo_model import default_demo_model_dir
+from stackctl.topology.model import cluster_shape
 
 
 @dataclass(frozen=True)
@@ -25,8 +26,11 @@ class VllmSettings:
     kv_cache_dtype: str | None
     tool_call_parser: str | None
     reasoning_parser: str | None
-    # The hardware's flags, then the model profile's, then the user's (argparse keeps the last).
+    # The hardware's flags, then the Ray cluster's, the model profile's, the user's (argparse keeps
+    # the last).
     extra_args: tuple[str, ...]
+    # Ray multi-node (hosts: with ray-workers): (nodes, tensor, pipeline); None on one node.
+    cluster: tuple[int, int, int] | None = None
 
 
 def vllm_settings(config: StackConfig) -> VllmSettings:
@@ -34,6 +38,7 @@ def vllm_settings(config: StackConfig) -> VllmSettings:
     hardware = config.hardware_profile
     options = config.vllm
     utilization = options.gpu_memory_utilization or hardware.gpu_memory_utilization
+    cluster = cluster_shape(config.hosts, config.ray)
     return VllmSettings(
         hf_id=None if options.model_path else model.hf_id,
         local_model=local_model_dir(config),
@@ -45,8 +50,27 @@ def vllm_settings(config: StackConfig) -> VllmSettings:
         kv_cache_dtype=model.kv_cache_dtype,
         tool_call_parser=model.tool_call_parser,
         reasoning_parser=model.reasoning_parser,
-        extra_args=(*hardware.vllm_flags, *model.extra_args, *options.extra_args),
+        extra_args=(*_hardware_flags(hardware.vllm_flags, cluster), *_parallel_args(cluster), *model.extra_args,
+                    *options.extra_args),
+        cluster=cluster,
     )
+
+
+def _hardware_flags(flags: tuple[str, ...], cluster: tuple[int, int, int] | None) -> tuple[str, ...]:
+    """The hardware's flags; on a Ray cluster without its own executor choice (the CPU build's `uni`)."""
+    if cluster is None or "--distributed-executor-backend" not in flags:
+        return flags
+    index = flags.index("--distributed-executor-backend")
+    return flags[:index] + flags[index + 2:]
+
+
+def _parallel_args(cluster: tuple[int, int, int] | None) -> tuple[str, ...]:
+    """One model over every GPU of the Ray cluster that vLLM joins (RAY_ADDRESS)."""
+    if cluster is None:
+        return ()
+    _nodes, tensor, pipeline = cluster
+    return ("--distributed-executor-backend", "ray", "--tensor-parallel-size", str(tensor),
+            "--pipeline-parallel-size", str(pipeline))
 
 
 def local_model_dir(config: StackConfig) -> Path | None:

@@ -1,4 +1,5 @@
-"""What every command shares: the consoles, the stack directory, the `--runtime` option."""
+"""What every command shares: the consoles, the stack directory, the `--runtime` and `--host`
+options."""
 
 from __future__ import annotations
 
@@ -21,6 +22,8 @@ err_console = Console(stderr=True, highlight=False, soft_wrap=True)
 
 RuntimeChoice = Enum("RuntimeChoice", {name: name for name in RuntimeName.__args__}, type=str)  # type: ignore[misc]
 RuntimeOption = Annotated[RuntimeChoice | None, typer.Option(help="Override stack.yaml's runtime.")]
+HostOption = Annotated[str | None, typer.Option(
+    "--host", help="Which of stack.yaml's hosts this is (default: the one whose address is this machine's).")]
 
 
 def layout_of(ctx: typer.Context) -> StackLayout:
@@ -29,11 +32,11 @@ def layout_of(ctx: typer.Context) -> StackLayout:
     return chosen if isinstance(chosen, StackLayout) else find_layout(None)
 
 
-def load_stack(ctx: typer.Context, runtime: RuntimeChoice | None = None):  # -> Stack (imported lazily)
+def load_stack(ctx: typer.Context, runtime: RuntimeChoice | None = None,
+               host: str | None = None):  # -> Stack (imported lazily)
     from stackctl.stack import Stack
 
-    return Stack.load(layout_of(ctx), runtime.value if runtime else None)
-
+    return Stack.load(layout_of(ctx), runtime.value if runtime else None, host)
 
 def cli_invocation(layout: StackLayout) -> str:
     """How the user ran stackctl, pointed at this stack: the start of a line they can paste."""

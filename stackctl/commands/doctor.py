@@ -9,7 +9,7 @@ import typer
 from rich.console import Console
 from rich.table import Column, Table
 
-from stackctl.commands._shared import RuntimeChoice, load_stack
+from stackctl.commands._shared import HostOption, RuntimeChoice, load_stack
 from stackctl.doctor import CheckResult, Status, any_failed, run_checks
 
 _STYLE = {Status.ok: "[green]ok[/green]", Status.warn: "[yellow]warn[/yellow]", Status.fail: "[red]fail[/red]"}
@@ -24,9 +24,10 @@ def doctor(
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
     fast: Annotated[bool, typer.Option("--fast", help="Only the quick checks (what `up` runs).")] = False,
     runtime: Annotated[RuntimeChoice | None, typer.Option(help="Check for this runtime instead of stack.yaml's.")] = None,
+    host: HostOption = None,
 ) -> None:
     """Check the host for every known trap before `up` (GPU driver, Docker, disk, memory, model fit, flags, ports)."""
-    stack = load_stack(ctx, runtime)
+    stack = load_stack(ctx, runtime, host)
     results = run_checks(stack, fast_only=fast)
     if as_json:
         typer.echo(json.dumps(report_document(results), indent=2))

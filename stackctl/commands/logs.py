@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from stackctl.commands._shared import RuntimeOption, console, load_stack
+from stackctl.commands._shared import HostOption, RuntimeOption, console, load_stack
 
 
 def register(app: typer.Typer) -> None:
@@ -22,9 +22,10 @@ def logs(
         bool, typer.Option("--explain", help="Name the failure the log shows and its fix (exit 1 if fatal).")
     ] = False,
     runtime: RuntimeOption = None,
+    host: HostOption = None,
 ) -> None:
     """Show a service's logs, or with --explain the failure they show and its fix."""
-    stack = load_stack(ctx, runtime)
+    stack = load_stack(ctx, runtime, host)
     if explain:
         from stackctl.commands.diagnosis_output import explain_logs
 

@@ -8,16 +8,19 @@ from types import TracebackType
 from typing import Any, Self
 
 from rich.console import Console
+from rich.markup import escape
 
 from stackctl.doctor import Status
 from stackctl.pull import size_text
 from stackctl.runtime import ServiceEvent
 from stackctl.usecases.bring_up import (
+    PeersReady,
     PreflightFinding,
     Preparing,
     StagingWeights,
     StartingDespiteChecks,
     UpEvent,
+    WaitingForPeers,
     WeightsStaged,
 )
 
@@ -62,6 +65,17 @@ class UpProgress:
             said = ("already in the cache" if result.skipped
                     else f"{size_text(result.downloaded_bytes)} downloaded")
             self.console.print(f"[green]✓[/green] weights {result.repo_id}: {said} ({size_text(result.total_bytes)})")
+        elif isinstance(event, WaitingForPeers):
+            waiting = ", ".join(f"{state.gate.host} ({state.gate.service})" for state in event.states
+                                if not state.ready)
+            self._transient("peers", f"waiting for {waiting}: {event.elapsed_s:4.0f}/{event.timeout_s:.0f} s")
+        elif isinstance(event, PeersReady):
+            for state in event.states:
+                if state.ready:
+                    self.console.print(f"[green]✓[/green] {state.gate.host}: {state.gate.service} serving")
+                else:
+                    self.err_console.print(f"[yellow]warn[/yellow] {escape(state.gate.host)}: {state.gate.service} "
+                                           f"not serving ({escape(state.detail)}); starting without it")
         else:
             self._service(event)
 

@@ -4,19 +4,19 @@ from __future__ import annotations
 
 import typer
 
-from stackctl.commands._shared import RuntimeChoice, RuntimeOption, console, load_stack
+from stackctl.commands._shared import HostOption, RuntimeChoice, RuntimeOption, console, load_stack
 
 
 def register(app: typer.Typer) -> None:
     app.command()(render)
 
 
-def render(ctx: typer.Context, runtime: RuntimeOption = None) -> None:
+def render(ctx: typer.Context, runtime: RuntimeOption = None, host: HostOption = None) -> None:
     """Write docker-compose.yml and the service configs; `docker compose up -d` then works."""
     from stackctl.render import render_project
 
     # The Compose project unless asked otherwise: that is what `docker compose up -d` runs.
-    stack = load_stack(ctx, runtime or RuntimeChoice("compose"))
+    stack = load_stack(ctx, runtime or RuntimeChoice("compose"), host)
     project = render_project(stack.config, stack.layout, stack.runtime)
     console.print(f"wrote {project.compose_file} ({len(project.services)} services: "
                   f"{', '.join(service.name for service in project.services)})")

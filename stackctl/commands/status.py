@@ -5,16 +5,16 @@ from __future__ import annotations
 import typer
 from rich.table import Column, Table
 
-from stackctl.commands._shared import RuntimeOption, console, load_stack
+from stackctl.commands._shared import HostOption, RuntimeOption, console, load_stack
 
 
 def register(app: typer.Typer) -> None:
     app.command()(status)
 
 
-def status(ctx: typer.Context, runtime: RuntimeOption = None) -> None:
+def status(ctx: typer.Context, runtime: RuntimeOption = None, host: HostOption = None) -> None:
     """One row per service: state, pid, health, URL, uptime, restarts."""
-    stack = load_stack(ctx, runtime)
+    stack = load_stack(ctx, runtime, host)
     # URLs and failure details wrap rather than end in "…": they are what people copy.
     table = Table(
         "service", "state", "pid", "health",

@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from stackctl.commands._shared import (
+    HostOption,
     RuntimeOption,
     cli_invocation,
     console,
@@ -22,6 +23,7 @@ def register(app: typer.Typer) -> None:
 def up(
     ctx: typer.Context,
     runtime: RuntimeOption = None,
+    host: HostOption = None,
     skip_checks: Annotated[
         bool, typer.Option("--skip-checks", help="Start even when `doctor --fast` finds a failure.")
     ] = False,
@@ -32,7 +34,7 @@ def up(
     from stackctl.runtime import ServiceStartFailed
     from stackctl.usecases.bring_up import bring_up
 
-    stack = load_stack(ctx, runtime)
+    stack = load_stack(ctx, runtime, host)
     try:
         with UpProgress(console, err_console) as progress:
             endpoint = bring_up(stack, skip_checks=skip_checks, on_event=progress.show)

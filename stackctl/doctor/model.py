@@ -87,6 +87,10 @@ def check_model_fit(ctx: DoctorContext) -> CheckResult:
         return warn(name, "GPU memory unknown (no nvidia-smi answer, profile 'generic')",
                     "fix the GPU check first, or pick the hardware profile of this GPU")
     settings = ctx.stack.vllm
+    if settings.cluster is not None:
+        # One model over a Ray cluster: every node's GPUs hold their share (same GPUs on each node).
+        nodes, tensor, pipeline = settings.cluster
+        memory = (memory[0] * tensor * pipeline, f"{memory[1]} x {tensor * pipeline} GPUs on {nodes} nodes")
     # GPU hardware always has a utilization (its profile's, or stack.yaml's); 0.9 is vLLM's own default.
     utilization = settings.gpu_memory_utilization or VLLM_DEFAULT_GPU_MEMORY_UTILIZATION
     report = fit_model(

@@ -23,7 +23,8 @@ def check_ports(ctx: DoctorContext) -> CheckResult:
     busy, denied, ours = [], [], []
     containers: set[str] | None = None
     native_groups = _native_process_groups(ctx)
-    for key in sorted(ctx.config.enabled_port_names()):
+    port_names = ctx.config.enabled_port_names(ctx.stack.plan.services)  # this host's services
+    for key in sorted(port_names):
         probe = ctx.facts.probe_port(ports[key])
         if probe.state == "denied":
             denied.append(f"{key} {probe.port}")
@@ -41,7 +42,7 @@ def check_ports(ctx: DoctorContext) -> CheckResult:
         return fail(name, "in use: " + "; ".join(busy),
                     f"stop what holds them (`sudo ss -ltnp 'sport = :{first}'` names it), or move the stack: "
                     "ports.<name> in stack.yaml")
-    found = f"{len(ctx.config.enabled_port_names()) - len(denied)} ports free"
+    found = f"{len(port_names) - len(denied)} ports free"
     if ours:
         found += f"; held by this stack: {', '.join(ours)}"
     if denied and ctx.runtime.privileged_ports_need_root:

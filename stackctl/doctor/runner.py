@@ -22,6 +22,12 @@ from stackctl.doctor.network import (
     check_ports,
 )
 from stackctl.doctor.result import CheckResult, fail
+from stackctl.doctor.topology import (
+    check_peers,
+    check_proxy_exposure,
+    check_ray_link,
+    check_this_host,
+)
 from stackctl.doctor.vllm_flags import check_tool_parser, check_vllm_flags
 from stackctl.stack import Stack
 
@@ -34,29 +40,41 @@ class Check:
     run: CheckFunction
     # Fast checks read files and run nvidia-smi/docker once; `up` runs them before starting.
     fast: bool = True
+    # Only on a host running one of these (an edge host has no GPU to check); empty: every host.
+    needs: frozenset[str] = frozenset()
+
+
+# A GPU and the model's weights: vLLM's host and its Ray workers.
+_ENGINE = frozenset({"vllm", "ray-head", "ray-worker"})
+_VLLM = frozenset({"vllm"})
 
 
 CHECKS: tuple[Check, ...] = (
-    Check("gpu", check_gpu_visible),
-    Check("driver", check_driver),
-    Check("cuda-image", check_cuda_image),
+    Check("host", check_this_host),
+    Check("gpu", check_gpu_visible, needs=_ENGINE),
+    Check("driver", check_driver, needs=_ENGINE),
+    Check("cuda-image", check_cuda_image, needs=_ENGINE),
     # The engine against the model's architecture: before any download (table + image labels).
-    Check("engine", check_engine),
+    Check("engine", check_engine, needs=_ENGINE),
     Check("docker", check_docker),
     Check("mount-propagation", check_mount_propagation),
-    Check("disk", check_disk),
-    Check("memory", check_unified_memory),
-    Check("model-fit", check_model_fit),
-    Check("model-window", check_model_window),
-    Check("tool-parser", check_tool_parser),
+    Check("disk", check_disk, needs=_ENGINE),
+    Check("memory", check_unified_memory, needs=_ENGINE),
+    Check("model-fit", check_model_fit, needs=_VLLM),
+    Check("model-window", check_model_window, needs=_VLLM),
+    Check("tool-parser", check_tool_parser, needs=_VLLM),
     Check("ports", check_ports),
     Check("nginx", check_nginx_upstreams),
-    Check("hf-token", check_hf_token),
+    Check("hf-token", check_hf_token, needs=_ENGINE),
     Check("env-file", check_env_file),
+    # Multi-host stacks (hosts:): peers reachable, the proxy off public addresses, the Ray link.
+    Check("peers", check_peers),
+    Check("proxy-exposure", check_proxy_exposure),
+    Check("ray-link", check_ray_link),
     # Starts the engine's Python and imports vLLM (~10 s): `doctor` only.
-    Check("vllm-flags", check_vllm_flags, fast=False),
+    Check("vllm-flags", check_vllm_flags, fast=False, needs=_VLLM),
     # Runs the local image once to read its vLLM version (seconds): `doctor` only.
-    Check("engine-version", check_engine_version, fast=False),
+    Check("engine-version", check_engine_version, fast=False, needs=_ENGINE),
     # History, not a host trap: `up` must not refuse to retry because the last try failed.
     Check("last-start", check_last_start, fast=False),
 )
@@ -74,6 +92,8 @@ def run_checks(
     results: list[CheckResult] = []
     for check in CHECKS:
         if fast_only and not check.fast:
+            continue
+        if check.needs and not check.needs & ctx.stack.plan.services:
             continue
         try:
             outcome = check.run(ctx)

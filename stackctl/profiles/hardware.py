@@ -28,6 +28,8 @@ class HardwareProfile:
     vllm_environment: tuple[tuple[str, str], ...] = ()
     # Weight formats whose kernels do not run on this GPU, with the reason shown to the user.
     unsupported_quantizations: tuple[tuple[str, str], ...] = ()
+    # Machines serving one model together through Ray (hosts: one gpu host + ray-workers).
+    nodes: int = 1
 
     @property
     def traits(self) -> frozenset[HardwareTrait]:
@@ -41,6 +43,17 @@ class HardwareProfile:
     def unsupported_reason(self, quantization: str) -> str | None:
         return dict(self.unsupported_quantizations).get(quantization)
 
+
+_GB10_UNSUPPORTED = (
+    (
+        "mxfp4",
+        (
+            "MXFP4 MoE kernels are not built for sm_121 in the NGC vLLM images "
+            "(the engine fails at the first forward pass); pick a BF16/FP8 model "
+            "on dgx-spark"
+        ),
+    ),
+)
 
 HARDWARE_PROFILES: dict[str, HardwareProfile] = {
     profile.name: profile
@@ -62,16 +75,18 @@ HARDWARE_PROFILES: dict[str, HardwareProfile] = {
             # Unified memory: the OS, page cache, CUDA graphs and torch.compile all live in the
             # same pool. 0.70 leaves ~38 GB to them; 0.9 (vLLM's default) ends in OOM kills.
             gpu_memory_utilization=0.70,
-            unsupported_quantizations=(
-                (
-                    "mxfp4",
-                    (
-                        "MXFP4 MoE kernels are not built for sm_121 in the NGC vLLM images "
-                        "(the engine fails at the first forward pass); pick a BF16/FP8 model "
-                        "on dgx-spark"
-                    ),
-                ),
-            ),
+            unsupported_quantizations=_GB10_UNSUPPORTED,
+        ),
+        HardwareProfile(
+            name="dgx-spark-pair",
+            description="two DGX Spark GB10 linked over ConnectX serving one model through Ray, 2 x 128 GB unified",
+            memory_gb=128,  # per node; model fit counts both
+            unified_memory=True,
+            sm="sm_121",
+            # 0.70 of each node's pool, as on one Spark: each OS shares its own pool with vLLM.
+            gpu_memory_utilization=0.70,
+            nodes=2,
+            unsupported_quantizations=_GB10_UNSUPPORTED,
         ),
         HardwareProfile(
             name="generic",

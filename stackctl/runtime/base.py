@@ -126,6 +126,11 @@ class Runtime(ABC):
         return os.environ.get("VLLM_API_KEY") or read_env(self.layout.env_file).get("VLLM_API_KEY") or None
 
     @abstractmethod
+    def engine_command(self, service: str, argv: list[str]) -> list[str]:
+        """`python ARGV` with the interpreter of the vLLM engine that `service` runs (the image's
+        own Python and Ray in its container; the engine venv natively)."""
+
+    @abstractmethod
     def reload_nginx(self) -> None:
         """Make the running nginx serve freshly rendered config (checked first where possible)."""
 

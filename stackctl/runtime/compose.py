@@ -93,9 +93,12 @@ class ComposeRuntime(Runtime):
     def renewal_note(self) -> str:
         return "the certbot service renews twice a day; nginx reloads itself every 12 h (compose/nginx.yml)"
 
+    def engine_command(self, service: str, argv: list[str]) -> list[str]:
+        return [*self.compose_argv(), "exec", "-T", service, "python3", *argv]
+
     def compose_argv(self, docker: str = "docker") -> list[str]:
         """`docker compose` for this project, as a person (or a systemd unit) would type it."""
-        return [docker, "compose", "--project-directory", str(self.layout.root), "-f", str(self.layout.compose_file),
+        return [docker, "compose", "--project-directory", str(self.layout.home), "-f", str(self.layout.compose_file),
                 "--env-file", str(self.layout.env_file)]
 
     def systemd_service_lines(self, stackctl: list[str], docker: str) -> list[str]:
@@ -123,7 +126,7 @@ class ComposeRuntime(Runtime):
         return DockerClient(
             compose_files=[layout.compose_file],
             compose_env_files=[layout.env_file] if layout.env_file.exists() else [],
-            compose_project_directory=layout.root,
+            compose_project_directory=layout.home,
             compose_project_name=self.config.project,
         )
 
@@ -269,7 +272,9 @@ class ComposeRuntime(Runtime):
 
     def logs(self, service: str, follow: bool) -> Iterator[str]:
         self.check_available()
-        known = sorted(self.config.enabled_services())
+        from stackctl.topology import plan_for
+
+        known = sorted(plan_for(self.config, self.layout.host).services)
         if service not in known:
             raise StackError(f"no service '{service}' in this stack; services: {', '.join(known)}")
         try:

@@ -88,6 +88,11 @@ class NativeRuntime(Runtime):
         # As root, nginx's workers would otherwise run as `nobody`, who cannot read the stack's files.
         return "root" if os.geteuid() == 0 else None
 
+    def engine_command(self, service: str, argv: list[str]) -> list[str]:
+        from stackctl.engine.install import default_engine_dir, engine_python
+
+        return [str(engine_python(default_engine_dir())), *argv]
+
     # -- nginx, systemd ----------------------------------------------------------------------
 
     def reload_nginx(self) -> None:
@@ -123,10 +128,14 @@ class NativeRuntime(Runtime):
     def prepare(self, services: list[Service], on_progress: Callable[[str], None]) -> None:
         """vLLM runs from a venv of its own: the CPU build (and the demo model) are installed on
         first use; a GPU host brings its own."""
-        if any(service.name == "vllm" for service in services):
+        if any(service.name in ("vllm", "ray-head", "ray-worker") for service in services):
             from stackctl.runtime.native_engine import ensure_native_engine
 
             ensure_native_engine(self.config, on_progress)
+        if any(service.name in ("ray-head", "ray-worker") for service in services):
+            from stackctl.topology.ray_engine import ensure_ray
+
+            ensure_ray(on_progress)
 
     # -- records ---------------------------------------------------------------------------
 

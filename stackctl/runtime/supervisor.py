@@ -59,7 +59,7 @@ class StackSupervisor:
         preferred = self.directory / "supervisor.sock"
         if len(str(preferred)) <= _SOCKET_PATH_MAX:
             return preferred
-        digest = hashlib.sha256(str(self.layout.root).encode()).hexdigest()[:16]
+        digest = hashlib.sha256(str(self.layout.home).encode()).hexdigest()[:16]
         return Path("/tmp") / f"stackctl-supervisor-{digest}.sock"
 
     # -- the daemon ----------------------------------------------------------------------------

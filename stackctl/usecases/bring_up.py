@@ -12,7 +12,11 @@ from stackctl.errors import StackError
 from stackctl.pull import PullProgress, PullResult, stage_weights
 from stackctl.runtime import ServiceEvent, ServiceStartFailed
 from stackctl.stack import Stack
+from stackctl.topology.peers import PeerState, wait_for_peers
 from stackctl.usecases.endpoint import Endpoint, endpoint_of
+
+# How long a host waits for the hosts it depends on: a GPU host's vLLM may load for half an hour.
+DEFAULT_PEER_WAIT_S = 1800.0 + 60.0
 
 
 @dataclass(frozen=True)
@@ -47,7 +51,28 @@ class WeightsStaged:
     result: PullResult
 
 
-UpEvent = PreflightFinding | Preparing | StartingDespiteChecks | StagingWeights | WeightsStaged | ServiceEvent
+@dataclass(frozen=True)
+class WaitingForPeers:
+    """Another host this one depends on (stack.yaml's hosts:) is not serving yet."""
+
+    elapsed_s: float
+    timeout_s: float
+    states: tuple[PeerState, ...]
+
+
+@dataclass(frozen=True)
+class PeersReady:
+    """The last look at each peer before starting: `ready` false ones are started without."""
+
+    states: tuple[PeerState, ...]
+
+
+UpEvent = (PreflightFinding | Preparing | StartingDespiteChecks | WaitingForPeers | PeersReady | StagingWeights
+           | WeightsStaged | ServiceEvent)
+
+
+class PeersNotServing(StackError):
+    """None of the hosts this one depends on answered in time."""
 
 
 class PreflightFailed(StackError):
@@ -58,6 +83,7 @@ def bring_up(stack: Stack, *, skip_checks: bool = False,
              on_event: Callable[[UpEvent], None] = lambda _event: None) -> Endpoint:
     """Start every enabled service; returns where clients reach the stack."""
     _preflight(stack, skip_checks, on_event)
+    _wait_for_peers(stack, on_event)
     services = stack.services()
     stack.runtime.prepare(services, lambda message: on_event(Preparing(message)))
     if any(service.name == "vllm" for service in services):
@@ -91,3 +117,24 @@ def _preflight(stack: Stack, skip_checks: bool, on_event: Callable[[UpEvent], No
         return
     raise PreflightFailed(f"`doctor --fast` found {failed} failing check(s), so nothing was started; "
                           "fix them, or pass --skip-checks to start anyway")
+
+
+def _wait_for_peers(stack: Stack, on_event: Callable[[UpEvent], None]) -> None:
+    """The edge waits for the GPU hosts' filter-proxies, a ray-worker for its head's Ray port.
+    Replicas: once one serves, the others get a grace period, then nginx routes around them."""
+    gates = stack.plan.peers
+    if not gates:
+        return
+    config = stack.config
+    timeout = DEFAULT_PEER_WAIT_S
+    if "vllm" in config.start_timeouts:
+        timeout = config.start_timeouts["vllm"] + config.start_timeouts.get("filter-proxy", 60.0)
+    states = wait_for_peers(gates, timeout, lambda elapsed, found: on_event(
+        WaitingForPeers(elapsed, timeout, tuple(found))) if not all(state.ready for state in found) else None)
+    on_event(PeersReady(tuple(states)))
+    if not any(state.ready for state in states):
+        missing = "; ".join(f"{state.gate.host} ({state.gate.service}): {state.detail}" for state in states)
+        raise PeersNotServing(
+            f"waited {timeout:.0f} s for the hosts this one depends on, and none serves: {missing}; start them "
+            f"first (`stackctl up --host NAME` on each), and check `stackctl doctor --host {stack.layout.host}` here"
+        )

@@ -23,7 +23,8 @@ class Endpoint:
 
 def endpoint_of(stack: Stack) -> Endpoint:
     config = stack.config
-    base = f"http://127.0.0.1:{config.ports.http}"
+    # On one box, loopback; on a multi-host stack, the edge's (else the gpu host's) intranet IP.
+    base = f"http://{stack.plan.endpoint_address}:{config.ports.http}"
     if config.hostname and config.services.tls:
         base = f"https://{config.hostname}"
     return Endpoint(base, config.served_name, stack.layout.env_file, stack.vllm.max_model_len)

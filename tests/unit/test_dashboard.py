@@ -17,7 +17,7 @@ from tools.dashboard.dashboard import (
 )
 
 ROOT = source_root() or Path(__file__).resolve().parents[2]
-ROWS = ["At a glance", "GPU over time", "Model performance", "Gateway"]
+ROWS = ["At a glance", "GPU over time", "Model performance", "Gateway", "Replicas"]
 
 
 def rows_and_panels(dashboard: dict) -> dict[str, list[dict]]:

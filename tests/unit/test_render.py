@@ -37,7 +37,9 @@ COMBINATIONS = list(combinations())
 
 
 def test_the_matrix_covers_every_profile():
-    assert {hardware for hardware, _ in COMBINATIONS} == set(HARDWARE_PROFILES)
+    # A profile of several nodes needs hosts: (tests/unit/topology renders each of its hosts).
+    one_node = {name for name, profile in HARDWARE_PROFILES.items() if profile.nodes == 1}
+    assert {hardware for hardware, _ in COMBINATIONS} == one_node
     assert {model for _, model in COMBINATIONS} == set(MODEL_PROFILES)
     assert len(COMBINATIONS) >= 16
 

@@ -142,6 +142,17 @@ ROWS: tuple[RowSpec, ...] = (
             Query(f"sum by (key, direction) (rate({q.PROXY_TOKENS}[{q.RATE}]))", "{{key}} {{direction}}"),
         ), unit="none"),
     )),
+    RowSpec("Replicas", (
+        PanelSpec("Replicas serving", "timeseries", (Query(q.REPLICA_UP, "{{host}}"),), unit="none",
+                  mappings=(_MODEL_STATE,), no_value="one host",
+                  description="Each GPU host behind the edge (stack.yaml's hosts:): 1 while its vLLM answers "
+                              "Prometheus, 0 once it stops."),
+        PanelSpec("Requests by replica", "timeseries", (Query(q.REPLICA_REQUESTS, "{{host}}"),), unit="reqps",
+                  description="nginx hashes each client key to one replica: the split follows the keys."),
+        PanelSpec("Running by replica", "timeseries", (Query(q.REPLICA_RUNNING, "{{host}}"),), unit="none"),
+        PanelSpec("KV-cache usage by replica", "timeseries", (Query(q.REPLICA_KV_CACHE, "{{host}}"),),
+                  unit="percentunit"),
+    )),
 )
 
 

@@ -72,3 +72,12 @@ PROXY_TTFT = "stackctl_proxy_ttft_seconds"
 PROXY_TOKENS = "stackctl_proxy_tokens_total"
 PROXY_SEARCHES = "stackctl_proxy_web_searches_total"
 PROXY_REJECTIONS = "stackctl_proxy_rejections_total"
+
+# Replicas: several gpu hosts behind one edge (stack.yaml's hosts:). The edge's Prometheus
+# federates each host's, whose series carry `host`; a replica whose Prometheus stops answering
+# has no vLLM series left, so its federation target's `up` (labelled role="gpu") says 0.
+REPLICA_UP = ('max by (host) (up{job="vllm"})'
+              ' or on (host) (0 * max by (host) (up{job="federate", role="gpu"}))')
+REPLICA_REQUESTS = f"sum by (host) (rate(vllm:request_success_total[{RATE}]))"
+REPLICA_RUNNING = "sum by (host) (vllm:num_requests_running)"
+REPLICA_KV_CACHE = "max by (host) (vllm:kv_cache_usage_perc)"
