@@ -38,6 +38,16 @@ def test_vllm_accepts_the_composed_ray_flags(tmp_path, vllm_engine, ray):
     assert f"accepts all {len(args)} arguments" in result.found
 
 
+@pytest.mark.vllm_cuda
+def test_the_cuda_build_accepts_the_pairs_head_flags(tmp_path, vllm_cuda_engine):
+    """What a real Spark pair runs: the GPU build's parser and registry on the head's command line."""
+    stack = head(tmp_path, ray={"interface": "enp1s0f0np0"})
+    engine = vllm_cuda_engine.info
+    result = check_vllm_flags(context(stack, make_host(tmp_path), engine_python=engine.python))
+    assert result.status is Status.ok, result
+    assert f"vLLM {engine.vllm_version} accepts all" in result.found
+
+
 def test_vllm_refuses_a_parallel_size_it_cannot_parse(tmp_path, vllm_engine):
     stack = head(tmp_path, ray={"interface": "enp1s0f0np0"}, vllm={"extra_args": ["--pipeline-parallel-size", "two"]})
     result = check_vllm_flags(context(stack, make_host(tmp_path), engine_python=vllm_engine.python))
