@@ -68,9 +68,10 @@ def test_a_native_gpu_stack_and_its_systemd_unit_run_that_engine(vllm_cuda_engin
     (tmp_path / "stack.yaml").write_text(yaml.safe_dump({"hardware": "dgx-spark", "model": "qwen3.6-35b-a3b-fp8",
                                                          "runtime": "native"}))
     layout = StackLayout(tmp_path)
-    vllm = next(service for service in Stack.load(layout).services() if service.name == "vllm")
+    stack = Stack.load(layout)
+    vllm = next(service for service in stack.services() if service.name == "vllm")
     assert vllm.native is not None and vllm.native.argv[0] == str(vllm_cuda_engine.info.python)
-    unit = render_unit(layout, "native")
+    unit = render_unit(layout, stack.runtime)
     assert "install-engine" in unit and "ExecStartPre" in unit and "pull" in unit
 
 
