@@ -14,6 +14,7 @@ import time
 
 import pytest
 
+from stackctl.topology.ray_engine import ensure_ray
 from tests.support.multihost import host_services, make_multihost_stack
 from tests.support.netns import lab
 from tests.support.processes import wait_until
@@ -28,6 +29,9 @@ CPU_BUILD_STOPS_AT = "current platform cpu does not support ray"
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory, vllm_engine):
+    # `up` installs Ray into the engine venv on first use; the namespaces have no route to PyPI,
+    # so the suite does it here first (what a node with a network does at its first `up`).
+    ensure_ray()
     with lab("ry") as made:
         head, worker = made.host("head"), made.host("worker")
         made.link(head, HEAD, worker, WORKER)
