@@ -14,11 +14,9 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 
 import aiohttp
-from pydantic import ValidationError
 
 from stackctl.proxy.backend_hints import hint_for_backend_error
 from stackctl.proxy.errors import BackendError, BackendUnavailable
-from stackctl.proxy.openai_protocol import ChatCompletion
 
 # What a broken backend stream raises; routes catch this without knowing the HTTP client.
 StreamError = (aiohttp.ClientError, asyncio.TimeoutError)
@@ -120,18 +118,6 @@ class Backend:
         finally:
             response.release()
         return BackendReply(response.status, response.headers, content)
-
-    async def chat_completion(self, body: bytes) -> ChatCompletion:
-        """One unstreamed /v1/chat/completions call, parsed; backend errors raised."""
-        reply = await self.request("POST", "/v1/chat/completions", body)
-        if reply.status_code != 200:
-            raise backend_error(reply.status_code, reply.content)
-        try:
-            return ChatCompletion.model_validate_json(reply.content)
-        except ValidationError:
-            raise BackendError(
-                "backend reply is not an OpenAI chat completion", backend_status=502
-            ) from None
 
     async def open_stream(self, path: str, body: bytes) -> BackendStream:
         """Headers read, body not yet: the caller must `aclose()` the stream."""

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
 # edge: nginx (+ certbot) facing clients, forwarding over the LAN; gpu: vLLM + the filter-proxy
 # (several gpu hosts are replicas of one model); ray-worker: a node that lends its GPUs to a gpu
@@ -17,6 +17,15 @@ _HOST_NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
 _INTERFACE = re.compile(r"^[A-Za-z0-9_.:@-]{1,15}$")
 # Variables the Ray fragments pass through to NCCL, Gloo, UCX and Ray (e.g. NCCL_IB_HCA).
 _PASSED_ENVIRONMENT = re.compile(r"^(NCCL|GLOO|UCX|RAY|TP)_[A-Z0-9_]+$")
+
+
+def _interface_name(value: str) -> str:
+    if not _INTERFACE.match(value):
+        raise ValueError(f"'{value}' is not a network interface name (e.g. enp1s0f0np0; `ip -br link` lists them)")
+    return value
+
+
+InterfaceName = Annotated[str, AfterValidator(_interface_name)]
 
 
 class _Strict(BaseModel):
@@ -44,19 +53,12 @@ class HostSpec(_Strict):
     head: str | None = None
     # Ray nodes: the direct link between them (ConnectX on DGX Spark) when it is not the intranet.
     link_address: str | None = None
-    interface: str | None = None  # that link's interface (default: ray.interface)
+    interface: InterfaceName | None = None  # that link's interface (default: ray.interface)
 
     @field_validator("address", "link_address")
     @classmethod
     def _ip_only(cls, value: str | None) -> str | None:
         return None if value is None else ip_address_text(value)
-
-    @field_validator("interface")
-    @classmethod
-    def _interface_name(cls, value: str | None) -> str | None:
-        if value is not None and not _INTERFACE.match(value):
-            raise ValueError(f"'{value}' is not a network interface name (e.g. enp1s0f0np0; `ip -br link` lists them)")
-        return value
 
     @property
     def ray_address(self) -> str:
@@ -69,7 +71,7 @@ class RayOptions(_Strict):
 
     # The link between the nodes (NCCL_SOCKET_IFNAME, GLOO_SOCKET_IFNAME); hosts.NAME.interface
     # overrides it per host.
-    interface: str | None = None
+    interface: InterfaceName | None = None
     port: int = Field(DEFAULT_RAY_PORT, ge=1, le=65535)
     gpus_per_node: int = Field(1, ge=1, le=16)
     # Unset: tensor parallel inside a node (gpus_per_node), pipeline parallel across the nodes:
@@ -78,13 +80,6 @@ class RayOptions(_Strict):
     pipeline_parallel_size: int | None = Field(None, ge=1)
     # Extra NCCL_*/GLOO_*/UCX_*/RAY_* variables for every node (e.g. NCCL_IB_HCA: mlx5_0).
     environment: dict[str, str] = Field(default_factory=dict)
-
-    @field_validator("interface")
-    @classmethod
-    def _interface_name(cls, value: str | None) -> str | None:
-        if value is not None and not _INTERFACE.match(value):
-            raise ValueError(f"'{value}' is not a network interface name (e.g. enp1s0f0np0; `ip -br link` lists them)")
-        return value
 
     @field_validator("environment")
     @classmethod
