@@ -72,7 +72,7 @@ def template_context(config: StackConfig, layout: StackLayout, runtime: Runtime)
         "paths": paths,
         "vllm_args": vllm_args(config, model_ref=model.reference),
         "vllm_extra_volumes": list(model.mounts),
-        "vllm_environment": _vllm_environment(config, host.ray),
+        "vllm_environment": _vllm_environment(config, host.ray, runtime.engine_environment()),
         "vllm_image": config.images.get("vllm", default_vllm_image(config.hardware_profile, config.model_profile)),
         "proxy_args": proxy_args(config, host=host.proxy_bind),
         "own_images": image_template_values(config),
@@ -84,9 +84,10 @@ def template_context(config: StackConfig, layout: StackLayout, runtime: Runtime)
     }
 
 
-def _vllm_environment(config: StackConfig, ray: RayPlan | None) -> list[str]:
-    """The hardware's engine variables; on a Ray node, the link's (which replace VLLM_HOST_IP)."""
-    values = dict(config.hardware_profile.vllm_environment)
+def _vllm_environment(config: StackConfig, ray: RayPlan | None, engine: dict[str, str]) -> list[str]:
+    """The hardware's engine variables, then the engine's own (a native interpreter's); on a Ray
+    node, the link's (which replace VLLM_HOST_IP)."""
+    values = {**dict(config.hardware_profile.vllm_environment), **engine}
     if ray is not None:
         values.update(item.split("=", 1) for item in ray.environment())
     return [f"{key}={value}" for key, value in values.items()]
