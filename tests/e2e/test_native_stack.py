@@ -7,7 +7,6 @@ Tests in this module run in order against one stack: up, use, break, repair, dow
 import os
 import signal
 import time
-
 from pathlib import Path
 
 import anthropic
