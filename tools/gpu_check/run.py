@@ -143,7 +143,8 @@ class Check:
         self.sh([self.venv / "bin/python", "-m", "pip", "install", "--no-index", "--find-links", wheels, "-q",
                  "--disable-pip-version-check", *(str(path) for path in sorted(wheels.glob("stackctl-*.whl"))),
                  "anthropic", "openai"])
-        found["stackctl"] = self.sh([self.venv / "bin/stackctl", "--version"], check=False).stdout.strip()
+        found["stackctl"] = self.sh([self.venv / "bin/python", "-c", "import stackctl; print(stackctl.__version__)"],
+                                    check=False).stdout.strip()
         began = time.monotonic()
         installed = self.sh([self.venv / "bin/stackctl", "install-engine", "--from", self.bundle / "engine",
                              "--python", host_python], timeout=1200)
@@ -181,11 +182,12 @@ class Check:
                             # /reset_prefix_cache, for the session replay's two placements
                             "environment": {"VLLM_SERVER_DEV_MODE": "1"}}
         config.setdefault("services", {})["grafana"] = False  # not a Debian package
+        # The flags GPU profiles render (as for qwen3.6): an fp8 KV cache, 256 sequences (the
+        # bench's highest level), vLLM's 8192-token batch budget; CUDA graphs stay on (no --enforce-eager).
+        config["models"][config["model"]]["kv_cache_dtype"] = "fp8"
         vllm = config.setdefault("vllm", {})
-        vllm["max_num_seqs"] = 256  # the bench's highest level
-        extra = vllm.setdefault("extra_args", [])
-        if "--enable-prefix-caching" not in extra:
-            extra.append("--enable-prefix-caching")
+        vllm["max_num_seqs"] = 256
+        vllm["extra_args"] = ["--max-num-batched-tokens", "8192"]
         stack_file.write_text(yaml.safe_dump(config))
         rendered = self.stackctl("render")
         began = time.monotonic()
@@ -260,7 +262,13 @@ class Check:
                   "max_num_batched_tokens", "Chunked prefill")
         lines = [line.strip() for line in log.splitlines() if any(re.search(word, line) for word in wanted)]
         smi = self.sh(["nvidia-smi", "--query-gpu=memory.used,memory.total", "--format=csv,noheader,nounits"]).stdout
-        return {"vllm_log": lines[:80], "nvidia_smi_memory_mib": smi.strip()}
+        kv_tokens = [int(found.group(1).replace(",", "")) for found in
+                     re.finditer(r"GPU KV cache size: ([\d,]+) tokens", log)]
+        doctor = self.report["phases"].get("checks", {}).get("result", {}).get("doctor")
+        rows = doctor.get("checks", []) if isinstance(doctor, dict) else []
+        fit = next((row for row in rows if row.get("name") == "model-fit"), None)
+        return {"vllm_log": lines[:80], "nvidia_smi_memory_mib": smi.strip(),
+                "vllm_kv_cache_tokens": kv_tokens[-1] if kv_tokens else None, "doctor_model_fit": fit}
 
     def phase_bench(self) -> dict:
         out = self.work / "bench.json"
