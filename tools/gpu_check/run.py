@@ -46,6 +46,7 @@ class Check:
         self.venv = work / "stackctl-venv"
         self.root = work / "root"
         self.report_file = work / "report.json"
+        work.mkdir(parents=True, exist_ok=True)
         self.report: dict = json.loads(self.report_file.read_text()) if self.report_file.exists() else {
             "started": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "phases": {}}
 
