@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from stackctl.proxy.anthropic.system_turns import SYSTEM_PLACEMENTS, SystemPlacement
 from stackctl.proxy.limit_settings import LimitConfigError, LimitSettings, build_limit_settings
-from stackctl.proxy.system_turns import SYSTEM_PLACEMENTS, SystemPlacement
 
 KEYS_ENV = "STACKCTL_PROXY_KEYS"
 BACKEND_KEY_ENV = "VLLM_API_KEY"
@@ -65,7 +65,7 @@ class ProxySettings:
     search_timeout_s: float = 10.0
     # Per-key limits and back-pressure on the backend's queue (limit_settings.py).
     limits: LimitSettings = field(default_factory=LimitSettings)
-    # Where Anthropic clients' inline system messages go (system_turns.py).
+    # Where Anthropic clients' inline system messages go (anthropic/system_turns.py).
     system_placement: SystemPlacement = "in-place"
 
 

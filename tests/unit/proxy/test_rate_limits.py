@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from stackctl.proxy.backend_queue import waiting_requests
+from stackctl.proxy.backend.queue_watch import waiting_requests
 from stackctl.proxy.errors import RateLimited
 from stackctl.proxy.limit_settings import (
     KeyLimits,

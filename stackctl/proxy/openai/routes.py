@@ -1,6 +1,6 @@
 """OpenAI-compatible pass-through: forwarded unchanged except for model aliases and the
 removal of empty `"tool_calls": []`. Streams are relayed read by read, never buffered
-(openai_stream.py); timing, keys, limits and errors are route.py's."""
+(stream.py); timing, keys, limits and errors are route.py's."""
 
 from __future__ import annotations
 
@@ -9,14 +9,14 @@ from typing import Any
 
 from starlette.responses import Response
 
+from stackctl.proxy.backend.fitted_calls import FittedCalls, Refused, asked_output
 from stackctl.proxy.context import ProxyContext
 from stackctl.proxy.errors import InvalidRequest
-from stackctl.proxy.fitted_calls import FittedCalls, Refused, asked_output
 from stackctl.proxy.http_io import json_response, parse_json_object
-from stackctl.proxy.openai_stream import OpenAIRelay, count_usage
+from stackctl.proxy.openai.stream import OpenAIRelay, count_usage
+from stackctl.proxy.openai.tool_calls_cleanup import strip_empty_tool_calls
 from stackctl.proxy.route import Exchange
 from stackctl.proxy.streaming import Stream
-from stackctl.proxy.tool_calls_cleanup import strip_empty_tool_calls
 
 _EPOCH = "1970-01-01T00:00:00Z"
 

@@ -18,7 +18,28 @@ from typing import Any
 
 import anyio
 
-from stackctl.proxy.anthropic_protocol import (
+from stackctl.proxy.anthropic.from_openai import translate_completion
+from stackctl.proxy.anthropic.stream_translator import AnthropicStreamTranslator
+from stackctl.proxy.anthropic.system_turns import SystemPlacement
+from stackctl.proxy.anthropic.to_openai import translate_messages_request
+from stackctl.proxy.anthropic.web_search.search_backend import SearchBackend, SearchError
+from stackctl.proxy.anthropic.web_search.tool import (
+    MAX_QUERY_CHARS,
+    RESULTS_PER_SEARCH,
+    WebSearchSpec,
+    backend_query,
+    domain_allowed,
+    find_web_search_tool,
+    result_blocks,
+    search_function,
+    server_tool_use_id,
+)
+from stackctl.proxy.backend.client import BackendStream
+from stackctl.proxy.backend.fitted_calls import FittedCalls
+from stackctl.proxy.context import log
+from stackctl.proxy.errors import ProxyError
+from stackctl.proxy.metrics import ProxyMetrics
+from stackctl.proxy.protocol.anthropic import (
     ContentBlock,
     Message,
     MessageReply,
@@ -36,28 +57,7 @@ from stackctl.proxy.anthropic_protocol import (
     WebSearchResult,
     WebSearchToolResultBlock,
 )
-from stackctl.proxy.backend import BackendStream
-from stackctl.proxy.context import log
-from stackctl.proxy.errors import ProxyError
-from stackctl.proxy.fitted_calls import FittedCalls
-from stackctl.proxy.from_openai import translate_completion
-from stackctl.proxy.metrics import ProxyMetrics
-from stackctl.proxy.openai_protocol import ChatRequest, NamedToolChoice
-from stackctl.proxy.search.base import SearchBackend, SearchError
-from stackctl.proxy.stream_translator import AnthropicStreamTranslator
-from stackctl.proxy.system_turns import SystemPlacement
-from stackctl.proxy.to_openai import translate_messages_request
-from stackctl.proxy.web_search import (
-    MAX_QUERY_CHARS,
-    RESULTS_PER_SEARCH,
-    WebSearchSpec,
-    backend_query,
-    domain_allowed,
-    find_web_search_tool,
-    result_blocks,
-    search_function,
-    server_tool_use_id,
-)
+from stackctl.proxy.protocol.openai import ChatRequest, NamedToolChoice
 
 Send = Callable[[bytes], Awaitable[None]]
 Relay = Callable[[BackendStream], Awaitable[None]]  # one backend stream through the translator

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 
-from stackctl.proxy.anthropic_protocol import (
+from stackctl.proxy.anthropic.system_turns import SystemPlacement, conversation
+from stackctl.proxy.anthropic.web_search.tool import tool_result_text
+from stackctl.proxy.errors import InvalidRequest
+from stackctl.proxy.protocol.anthropic import (
     CountTokensRequest,
     ImageBlock,
     Message,
@@ -19,8 +22,7 @@ from stackctl.proxy.anthropic_protocol import (
     ToolUseBlock,
     WebSearchToolResultBlock,
 )
-from stackctl.proxy.errors import InvalidRequest
-from stackctl.proxy.openai_protocol import (
+from stackctl.proxy.protocol.openai import (
     ChatMessage,
     ChatRequest,
     FunctionCall,
@@ -34,8 +36,6 @@ from stackctl.proxy.openai_protocol import (
     ToolCall,
     ToolDefinition,
 )
-from stackctl.proxy.system_turns import SystemPlacement, conversation
-from stackctl.proxy.web_search import tool_result_text
 
 Part = TextPart | ImagePart
 
@@ -231,7 +231,7 @@ def translate_tools(
     for position, tool in enumerate(tools):
         if not tool.is_custom or (tool.defer_loading and tool.name not in loaded):
             # Server tools (e.g. web_search_20250305) are the proxy's own business, not the
-            # model's: web_search_loop offers the model its own function for web search.
+            # model's: web_search/loop.py offers the model its own function for web search.
             continue
         if tool.input_schema is None:
             raise InvalidRequest(

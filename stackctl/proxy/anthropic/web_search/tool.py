@@ -1,7 +1,7 @@
 """The web_search server tool, the pure parts: what the model is offered, what the client sees.
 
 Anthropic runs `web_search_*` server tools itself; a local model cannot, so the proxy offers the
-model a plain `web_search(query)` function, runs the searches (web_search_loop.py), and reports
+model a plain `web_search(query)` function, runs the searches (loop.py), and reports
 them to the client as the real blocks: `server_tool_use` and `web_search_tool_result`.
 
 `encrypted_content` is opaque to clients and ours to fill: it carries the result's snippet, so
@@ -17,15 +17,15 @@ import secrets
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from stackctl.proxy.anthropic_protocol import (
+from stackctl.proxy.anthropic.web_search.search_backend import SearchResult
+from stackctl.proxy.errors import InvalidRequest
+from stackctl.proxy.protocol.anthropic import (
     Tool,
     WebSearchError,
     WebSearchResult,
     WebSearchToolResultBlock,
 )
-from stackctl.proxy.errors import InvalidRequest
-from stackctl.proxy.openai_protocol import FunctionDefinition, ToolDefinition
-from stackctl.proxy.search.base import SearchResult
+from stackctl.proxy.protocol.openai import FunctionDefinition, ToolDefinition
 
 # A client that sets no max_uses still gets a bounded loop.
 DEFAULT_MAX_USES = 10

@@ -1,4 +1,4 @@
-"""Backend calls whose `max_tokens` fit the model's window (context_fit.py decides how much).
+"""Backend calls whose `max_tokens` fit the model's window (window_fit.py decides how much).
 
 The common path is one backend request with `max_tokens` capped: no extra round trip. Only
 when the backend refuses for the window does more happen, once:
@@ -21,12 +21,12 @@ from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
-from stackctl.proxy.backend import Backend, BackendReply, BackendStream, backend_error
-from stackctl.proxy.context_fit import ContextFit
-from stackctl.proxy.context_refusals import ContextRefusal, read_context_refusal
+from stackctl.proxy.backend.client import Backend, BackendReply, BackendStream, backend_error
+from stackctl.proxy.backend.window_fit import WindowFit
+from stackctl.proxy.backend.window_refusals import WindowRefusal, read_window_refusal
 from stackctl.proxy.errors import BackendError, PromptTooLong
 from stackctl.proxy.metrics import ProxyMetrics
-from stackctl.proxy.openai_protocol import ChatCompletion, ChatRequest, TokenizeChatRequest
+from stackctl.proxy.protocol.openai import ChatCompletion, ChatRequest, TokenizeChatRequest
 
 T = TypeVar("T")
 
@@ -50,7 +50,7 @@ class FittedCalls:
     def __init__(
         self,
         backend: Backend,
-        fit: ContextFit,
+        fit: WindowFit,
         metrics: ProxyMetrics,
         *,
         model: str,
@@ -135,7 +135,7 @@ class FittedCalls:
         outcome = await attempt(sent)
         if not isinstance(outcome, Refused):
             return outcome
-        refusal = read_context_refusal(outcome.status, outcome.content)
+        refusal = read_window_refusal(outcome.status, outcome.content)
         if refusal is None:
             return outcome
         self._remember(refusal)
@@ -151,19 +151,19 @@ class FittedCalls:
         self.metrics.context_fits.labels("retried").inc()
         outcome = await attempt(retry)
         if isinstance(outcome, Refused):
-            again = read_context_refusal(outcome.status, outcome.content)
+            again = read_window_refusal(outcome.status, outcome.content)
             if again is not None and again.prompt_too_long:
                 raise await self._prompt_too_long(again, count)
         return outcome
 
-    def _remember(self, refusal: ContextRefusal) -> None:
+    def _remember(self, refusal: WindowRefusal) -> None:
         if refusal.window is not None:
             self.fit.windows[self.model] = refusal.window
         if refusal.prompt_tokens is not None and not refusal.at_least:
             self.learn_prompt(refusal.prompt_tokens)
 
     async def _prompt_too_long(
-        self, refusal: ContextRefusal, count: Callable[[], Awaitable[int | None]]
+        self, refusal: WindowRefusal, count: Callable[[], Awaitable[int | None]]
     ) -> PromptTooLong:
         self.metrics.context_fits.labels("prompt_too_long").inc()
         window = refusal.window or self.fit.window(self.model) or 0

@@ -10,7 +10,8 @@ import json
 import secrets
 from typing import Any
 
-from stackctl.proxy.anthropic_protocol import (
+from stackctl.proxy.errors import BackendError
+from stackctl.proxy.protocol.anthropic import (
     MessageReply,
     ReplyText,
     ReplyThinking,
@@ -18,8 +19,7 @@ from stackctl.proxy.anthropic_protocol import (
     ReplyUsage,
     StopReason,
 )
-from stackctl.proxy.errors import BackendError
-from stackctl.proxy.openai_protocol import ChatCompletion
+from stackctl.proxy.protocol.openai import ChatCompletion
 
 
 def message_id(backend_id: str) -> str:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from stackctl.proxy import backend_hints
-from stackctl.proxy.backend_hints import hint_for_backend_error
+from stackctl.proxy.backend import error_hints
+from stackctl.proxy.backend.error_hints import hint_for_backend_error
 
 ERRORS = Path(__file__).resolve().parents[2] / "data" / "vllm_request_errors"
 
@@ -77,7 +77,7 @@ def test_no_hint_for_success_unknown_errors_or_junk():
 
 
 def test_the_module_imports_nothing_outside_the_standard_library():
-    tree = ast.parse(Path(backend_hints.__file__).read_text())
+    tree = ast.parse(Path(error_hints.__file__).read_text())
     imported = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import)
                 for alias in node.names}
     imported |= {node.module.split(".")[0] for node in ast.walk(tree)
@@ -86,7 +86,7 @@ def test_the_module_imports_nothing_outside_the_standard_library():
 
 
 def test_the_proxy_adds_the_hint_to_the_error_the_client_sees():
-    from stackctl.proxy.backend import backend_error
+    from stackctl.proxy.backend.client import backend_error
 
     body = b'{"error": {"message": "System message must be at the beginning.", "type": "BadRequestError"}}'
     error = backend_error(400, body)

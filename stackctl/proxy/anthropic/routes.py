@@ -1,8 +1,8 @@
 """`/v1/messages` and `/v1/messages/count_tokens`: Anthropic in, OpenAI to the backend.
 
 The translation itself lives in to_openai / from_openai / stream_translator, streaming in
-anthropic_stream, and timing, keys, limits and errors in route.py; this module only does the
-protocol work. A request carrying the web-search server tool goes through web_search_loop
+stream.py, and timing, keys, limits and errors in the proxy's route.py; this module only does
+the protocol work. A request carrying the web-search server tool goes through web_search/loop.py
 instead of a single backend call.
 """
 
@@ -11,25 +11,28 @@ from __future__ import annotations
 from pydantic import ValidationError
 from starlette.responses import Response
 
-from stackctl.proxy.anthropic_protocol import (
+from stackctl.proxy.anthropic.from_openai import translate_completion
+from stackctl.proxy.anthropic.stream import AnthropicStream
+from stackctl.proxy.anthropic.stream_translator import AnthropicStreamTranslator
+from stackctl.proxy.anthropic.to_openai import (
+    translate_count_tokens_request,
+    translate_messages_request,
+)
+from stackctl.proxy.anthropic.web_search.loop import WebSearchRunner, web_search_loop
+from stackctl.proxy.anthropic.web_search.tool import find_web_search_tool, search_function
+from stackctl.proxy.backend.client import backend_error
+from stackctl.proxy.backend.fitted_calls import FittedCalls
+from stackctl.proxy.context import ProxyContext
+from stackctl.proxy.errors import BackendError
+from stackctl.proxy.http_io import json_response, parse_model
+from stackctl.proxy.protocol.anthropic import (
     CountTokensReply,
     CountTokensRequest,
     MessagesRequest,
 )
-from stackctl.proxy.anthropic_stream import AnthropicStream
-from stackctl.proxy.backend import backend_error
-from stackctl.proxy.context import ProxyContext
-from stackctl.proxy.errors import BackendError
-from stackctl.proxy.fitted_calls import FittedCalls
-from stackctl.proxy.from_openai import translate_completion
-from stackctl.proxy.http_io import json_response, parse_model
-from stackctl.proxy.openai_protocol import TokenizeReply
+from stackctl.proxy.protocol.openai import TokenizeReply
 from stackctl.proxy.route import Exchange
-from stackctl.proxy.stream_translator import AnthropicStreamTranslator
 from stackctl.proxy.streaming import Stream
-from stackctl.proxy.to_openai import translate_count_tokens_request, translate_messages_request
-from stackctl.proxy.web_search import find_web_search_tool, search_function
-from stackctl.proxy.web_search_loop import WebSearchRunner, web_search_loop
 
 MESSAGES_ROUTE = "/v1/messages"
 COUNT_ROUTE = "/v1/messages/count_tokens"

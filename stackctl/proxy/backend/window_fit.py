@@ -30,7 +30,7 @@ _MARGIN_TOKENS = 32
 
 
 @dataclass
-class ContextFit:
+class WindowFit:
     windows: dict[str, int] = field(default_factory=dict)  # served model -> max_model_len
     _tokens_per_byte: dict[tuple[str, str], float] = field(default_factory=dict)
 

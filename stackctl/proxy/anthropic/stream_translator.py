@@ -18,11 +18,16 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from stackctl.proxy.anthropic_protocol import StopReason
+from stackctl.proxy.anthropic.from_openai import (
+    map_stop_reason,
+    message_id,
+    parse_tool_input,
+    tool_use_id,
+)
 from stackctl.proxy.errors import ProxyError, sse_error_event
-from stackctl.proxy.from_openai import map_stop_reason, message_id, parse_tool_input, tool_use_id
-from stackctl.proxy.openai_protocol import ChatCompletionChunk, ToolCallDelta
-from stackctl.proxy.sse import PING_EVENT, encode_event
+from stackctl.proxy.protocol.anthropic import StopReason
+from stackctl.proxy.protocol.openai import ChatCompletionChunk, ToolCallDelta
+from stackctl.proxy.protocol.sse import PING_EVENT, encode_event
 
 
 @dataclass

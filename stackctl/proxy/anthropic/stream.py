@@ -11,16 +11,16 @@ import time
 
 from pydantic import ValidationError
 
-from stackctl.proxy.backend import BackendStream, StreamError
+from stackctl.proxy.anthropic.stream_translator import AnthropicStreamTranslator
+from stackctl.proxy.anthropic.web_search.loop import WebSearchLoop
+from stackctl.proxy.backend.client import BackendStream, StreamError
+from stackctl.proxy.backend.fitted_calls import FittedCalls
 from stackctl.proxy.context import log
 from stackctl.proxy.errors import BackendError, ProxyError
-from stackctl.proxy.fitted_calls import FittedCalls
 from stackctl.proxy.metrics import RequestTimer
-from stackctl.proxy.openai_protocol import ChatCompletionChunk
-from stackctl.proxy.sse import PING_EVENT, EventSplitter, event_data
-from stackctl.proxy.stream_translator import AnthropicStreamTranslator
+from stackctl.proxy.protocol.openai import ChatCompletionChunk
+from stackctl.proxy.protocol.sse import PING_EVENT, EventSplitter, event_data
 from stackctl.proxy.streaming import Emit, cancel_and_wait
-from stackctl.proxy.web_search_loop import WebSearchLoop
 
 
 class AnthropicStream:

@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx2 as httpx
 
-from stackctl.proxy.search.base import SearchError, SearchResult
+from stackctl.proxy.anthropic.web_search.search_backend import SearchError, SearchResult
 
 
 def map_searxng_results(payload: Any) -> list[SearchResult]:

@@ -11,7 +11,7 @@ from typing import Any
 
 import anyio.to_thread
 
-from stackctl.proxy.search.base import SearchError, SearchResult
+from stackctl.proxy.anthropic.web_search.search_backend import SearchError, SearchResult
 
 # (query, max_results) -> ddgs's result dicts: {"title", "href", "body", "date"?}
 TextSearch = Callable[[str, int], list[dict[str, Any]]]

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import aiohttp
 
-from stackctl.proxy.backend_hints import hint_for_backend_error
+from stackctl.proxy.backend.error_hints import hint_for_backend_error
 from stackctl.proxy.errors import BackendError, BackendUnavailable
 
 # What a broken backend stream raises; routes catch this without knowing the HTTP client.

@@ -25,8 +25,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Literal
 
-from stackctl.proxy.anthropic_protocol import Message, TextBlock
-from stackctl.proxy.openai_protocol import ChatMessage, TextPart
+from stackctl.proxy.protocol.anthropic import Message, TextBlock
+from stackctl.proxy.protocol.openai import ChatMessage, TextPart
 
 SystemPlacement = Literal["in-place", "front"]
 SYSTEM_PLACEMENTS: tuple[SystemPlacement, ...] = ("in-place", "front")

@@ -8,11 +8,11 @@ import json
 
 from pydantic_core import from_json
 
-from stackctl.proxy.backend import Backend, BackendStream, StreamError
+from stackctl.proxy.backend.client import Backend, BackendStream, StreamError
 from stackctl.proxy.metrics import RequestTimer
-from stackctl.proxy.sse import EventSplitter, event_data
+from stackctl.proxy.openai.tool_calls_cleanup import strip_empty_tool_calls
+from stackctl.proxy.protocol.sse import EventSplitter, event_data
 from stackctl.proxy.streaming import Emit
-from stackctl.proxy.tool_calls_cleanup import strip_empty_tool_calls
 
 _USAGE_MARK = b'"usage":{'
 

@@ -89,7 +89,7 @@ class WebSearchResult(_Lenient):
     type: Literal["web_search_result"]
     url: str
     title: str = ""
-    # Opaque to clients; the proxy's own results carry their snippet in it (web_search.py).
+    # Opaque to clients; the proxy's own results carry their snippet in it (anthropic/web_search/tool.py).
     encrypted_content: str = ""
     page_age: str | None = None
 

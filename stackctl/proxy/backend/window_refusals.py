@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from stackctl.proxy.backend_hints import error_message
+from stackctl.proxy.backend.error_hints import error_message
 
 _WINDOW = re.compile(r"maximum context length is (?P<window>\d+) tokens")
 # vLLM before 0.11 and OpenAI: "you requested T tokens (P in the messages, C in the completion)"
@@ -41,7 +41,7 @@ _INPUT_LENGTH = re.compile(
 
 
 @dataclass(frozen=True)
-class ContextRefusal:
+class WindowRefusal:
     """What a window refusal says; None where it does not say."""
 
     prompt_too_long: bool  # False: only the output budget was too large
@@ -51,37 +51,37 @@ class ContextRefusal:
     at_least: bool = False
 
 
-def read_context_refusal(status: int, body: str | bytes) -> ContextRefusal | None:
+def read_window_refusal(status: int, body: str | bytes) -> WindowRefusal | None:
     """The refusal in a 400 body, or None when the body is about something else."""
     if status != 400:
         return None
     message = error_message(body)
     found = _INPUT_LENGTH.search(message)
     if found:
-        return ContextRefusal(True, int(found["window"]), int(found["prompt"]))
+        return WindowRefusal(True, int(found["window"]), int(found["prompt"]))
     found = _OUTPUT_OVER_WINDOW.search(message)
     if found:
-        return ContextRefusal(False, int(found["window"]), None)
+        return WindowRefusal(False, int(found["window"]), None)
     window = _WINDOW.search(message)
     size = int(window["window"]) if window else None
     if _OUTPUT_TOO_LARGE.search(message):
         has = _REQUEST_HAS.search(message)
         prompt = int(has["prompt"]) if has else None
-        return ContextRefusal(
+        return WindowRefusal(
             prompt is not None and size is not None and prompt >= size, size, prompt
         )
     if size is None:
         return None
     found = _PROMPT_TOKENS.search(message)
     if found:
-        return ContextRefusal(True, size, int(found["prompt"]), at_least=bool(found["at_least"]))
+        return WindowRefusal(True, size, int(found["prompt"]), at_least=bool(found["at_least"]))
     if _PROMPT_CHARACTERS.search(message):
-        return ContextRefusal(True, size, None)
+        return WindowRefusal(True, size, None)
     found = _RESULTED.search(message)
     if found:
-        return ContextRefusal(int(found["prompt"]) >= size, size, int(found["prompt"]))
+        return WindowRefusal(int(found["prompt"]) >= size, size, int(found["prompt"]))
     found = _REQUESTED.search(message)
     if found:
         prompt = int(found["prompt"])
-        return ContextRefusal(prompt >= size, size, prompt)
+        return WindowRefusal(prompt >= size, size, prompt)
     return None

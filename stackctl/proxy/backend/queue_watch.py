@@ -15,7 +15,7 @@ import logging
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from stackctl.proxy.backend import Backend
+from stackctl.proxy.backend.client import Backend
 from stackctl.proxy.errors import Overloaded, ProxyError
 
 WAITING_METRIC = "vllm:num_requests_waiting"
