@@ -42,9 +42,9 @@ from prefix_cache import CLIENT_KEY, proxy
 from stackctl.proxy.app import create_app
 from stackctl.proxy.backend.window_fit import WindowFit
 from stackctl.proxy.settings import ProxySettings
-from tests.integration.proxy.scripted_backend import SERVED_MODEL, ScriptedBackend, Turn
-from tests.integration.proxy.servers import ServerThread
 from tests.support.npm_clients import CLAUDE_CODE, installed
+from tests.support.proxy.scripted_backend import SERVED_MODEL, ScriptedBackend, Turn
+from tests.support.proxy.servers import ServerThread
 from tests.support.vllm_server import running_vllm
 
 

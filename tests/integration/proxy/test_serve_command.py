@@ -10,7 +10,8 @@ import sys
 import httpx
 import pytest
 
-from tests.integration.proxy.servers import free_port, wait_until_healthy
+from tests.support.processes import free_port
+from tests.support.proxy.servers import wait_until_healthy
 
 pytestmark = pytest.mark.integration
 

@@ -14,8 +14,8 @@ import openai
 import pytest
 
 from stackctl.proxy.settings import ProxySettings
-from tests.integration.proxy.conftest import RunningProxy, _served
-from tests.integration.proxy.scripted_backend import (
+from tests.support.proxy.running import RunningProxy, served
+from tests.support.proxy.scripted_backend import (
     SERVED_MODEL,
     ScriptedBackend,
     Turn,
@@ -30,7 +30,7 @@ CLAUDE_CODE_ASKS = 32000  # what Claude Code sends as max_tokens with ANTHROPIC_
 
 @pytest.fixture
 def windowed() -> Iterator[tuple[ScriptedBackend, str]]:
-    yield from _served(ScriptedBackend(window=WINDOW))
+    yield from served(ScriptedBackend(window=WINDOW))
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ tests/data/vllm_streams/NAME.sse (streamed) or NAME.json; `delay=SECONDS` waits 
 first byte (a long prefill), `pace=SECONDS` waits between events; `scenario:hang` streams
 forever until the client leaves; `scenario:flood` streams FLOOD_BYTES of text deltas as fast
 as the reader takes them, counting what it sent in `flood_sent` (the slow-reader test).
-`python -m tests.integration.proxy.scripted_backend PORT` serves it as a process of its own
+`python -m tests.support.proxy.scripted_backend PORT` serves it as a process of its own
 (the fault tests kill it). Every request body is recorded for assertions.
 
 Multi-turn scenarios (the proxy's web-search loop) use scripts instead: `backend.script(KEY,

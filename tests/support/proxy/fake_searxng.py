@@ -15,6 +15,9 @@ from urllib.parse import parse_qs
 
 from starlette.types import Receive, Scope, Send
 
+# The proxy's search-time limit in the web-search tests (the `slow` mode waits past it).
+SEARCH_TIMEOUT_S = 1.0
+
 RESULTS = [
     {
         "url": "https://docs.example.org/releases/2.4",

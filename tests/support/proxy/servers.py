@@ -54,12 +54,6 @@ class ServerThread:
         self._socket.close()
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def wait_until_healthy(base_url: str, process: subprocess.Popen, timeout_s: float = 20) -> None:  # type: ignore[type-arg]
     """Poll a `stackctl proxy serve` subprocess's /health; fail if it exits or stays down."""
     deadline = time.monotonic() + timeout_s

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tests.integration.proxy.servers import Reply
+from tests.support.proxy.servers import Reply
 
 ANTHROPIC, OPENAI = "anthropic", "openai"
 ROUTES = {
