@@ -18,7 +18,7 @@ import sys
 import tarfile
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from packaging.utils import canonicalize_name
@@ -150,7 +150,7 @@ def build_bundle(request: BundleRequest, on_progress: ProgressCallback | None = 
     rules = SelectionRules(request.reuse_torch, request.host_packages, lean_rules() if request.lean else None)
     with tempfile.TemporaryDirectory(prefix="stackctl-bundle-") as scratch:
         log = Path(scratch) / "pip.log"
-        resolution, notes = _resolve(request, Path(scratch), log, progress)
+        resolution, notes = _resolve(request, rules, Path(scratch), log, progress)
         selection = select(resolution, rules)
         downloaded, copied = _fetch(selection, request.target, out, Path(scratch), log, progress)
     manifest = _manifest(request, selection, out)
@@ -170,16 +170,18 @@ def _prepare_out(out: Path) -> Path:
     return out
 
 
-def _resolve(request: BundleRequest, scratch: Path, log: Path,
+def _resolve(request: BundleRequest, rules: SelectionRules, scratch: Path, log: Path,
              progress: ProgressCallback) -> tuple[Resolution, list[str]]:
     """pip's resolution for the target; with host packages, a second pass that keeps the host's
-    versions wherever every requirement accepts them (so more of them are left out)."""
+    versions of what the bundle would otherwise hold, wherever every requirement accepts them."""
     target = request.target
     progress(f"resolving vllm=={request.vllm.version} for CPython {target.python} on {target.machine}")
     first = _pip_resolution(request, scratch / "report.json", None, log)
-    keep = {name: version for name, version in request.host_packages.items()
-            if name in first.packages and name != "torch" and first.packages[name].version != version
-            and host_version_accepted(first, first.packages[name], version)}
+    would_hold = select(first, replace(rules, host_packages={})).kept
+    keep = {package.name: request.host_packages[package.name] for package in would_hold
+            if package.name in request.host_packages and package.name != "torch"
+            and package.version != request.host_packages[package.name]
+            and host_version_accepted(first, package, request.host_packages[package.name])}
     if not keep:
         return first, []
     progress(f"resolving again with {len(keep)} of the host's versions kept")
