@@ -45,7 +45,8 @@ class Edge:
     parent: str
     child: str
     specifier: SpecifierSet
-    extras: frozenset[str]
+    extras: frozenset[str]  # what the parent asks of the child: cuda-toolkit[cublas,...]
+    when: str = ""  # the parent's extra that brings this requirement ("" for always)
 
 
 @dataclass(frozen=True)
@@ -59,27 +60,38 @@ class Resolution:
 
     @classmethod
     def of(cls, packages: Mapping[str, ResolvedPackage], environment: Mapping[str, str]) -> Resolution:
-        return cls(packages, environment, _edges(packages, environment))
+        asked: dict[str, set[str]] = {name: set() for name in packages}
+        for package in packages.values():
+            for requirement in _parsed(package.requires):
+                child = canonicalize_name(requirement.name)
+                if child in asked:
+                    asked[child] |= {canonicalize_name(extra) for extra in requirement.extras}
+        edges = {name: tuple(_edges_of(package, packages, environment, asked[name]))
+                 for name, package in packages.items()}
+        return cls(packages, environment, edges)
 
     @property
     def roots(self) -> list[str]:
         return [name for name, package in self.packages.items() if package.requested]
 
     def edges(self, name: str) -> tuple[Edge, ...]:
-        """The requirements of `name` that hold on the target (with any extras asked of it)."""
+        """The requirements of `name` that hold on the target, with any extra of it."""
         return self.requirements.get(name, ())
 
     def reachable(self, roots: Iterable[str], *, blocked: frozenset[str] = frozenset()) -> set[str]:
-        """Every package reachable from `roots` without entering a `blocked` one."""
-        seen: set[str] = set()
-        stack: list[str] = [name for name in map(canonicalize_name, roots) if name not in blocked]
+        """Every package reachable from `roots` without entering a `blocked` one. An extra's
+        requirements count only when a package walked through asks for that extra."""
+        seen: set[tuple[str, str]] = set()
+        stack: list[tuple[str, str]] = [(name, "") for name in map(canonicalize_name, roots) if name not in blocked]
         while stack:
-            name = stack.pop()
-            if name in seen or name not in self.packages:
+            name, extra = stack.pop()
+            if (name, extra) in seen or name not in self.packages:
                 continue
-            seen.add(name)
-            stack.extend(edge.child for edge in self.edges(name) if edge.child not in blocked)
-        return seen
+            seen.add((name, extra))
+            for edge in self.edges(name):
+                if edge.when == extra and edge.child not in blocked:
+                    stack += [(edge.child, ""), *((edge.child, wanted) for wanted in edge.extras)]
+        return {name for name, _extra in seen}
 
     def parents(self, name: str) -> list[Edge]:
         return [edge for edges in self.requirements.values() for edge in edges if edge.child == name]
@@ -92,39 +104,29 @@ class Resolution:
         return combined
 
 
-def _edges(packages: Mapping[str, ResolvedPackage], environment: Mapping[str, str]) -> dict[str, tuple[Edge, ...]]:
-    # Extras flow down the graph (torch asks for cuda-toolkit[cublas,...]): recompute until
-    # each package's edges see every extra any parent asks of it.
-    extras: dict[str, frozenset[str]] = {name: frozenset() for name in packages}
-    while True:
-        edges = {name: tuple(_edges_of(package, packages, environment, extras[name]))
-                 for name, package in packages.items()}
-        wanted = dict(extras)
-        for found in edges.values():
-            for edge in found:
-                wanted[edge.child] = wanted[edge.child] | edge.extras
-        if wanted == extras:
-            return edges
-        extras = wanted
+def _parsed(requires: Iterable[str]) -> Iterator[Requirement]:
+    for text in requires:
+        try:
+            yield Requirement(text)
+        except InvalidRequirement:
+            continue
 
 
 def _edges_of(package: ResolvedPackage, packages: Mapping[str, ResolvedPackage], environment: Mapping[str, str],
-              extras: frozenset[str]) -> Iterator[Edge]:
-    for text in package.requires:
-        try:
-            requirement = Requirement(text)
-        except InvalidRequirement:
-            continue
-        if requirement.marker is not None and not _holds(requirement.marker, environment, extras):
-            continue
+              extras: set[str]) -> Iterator[Edge]:
+    for requirement in _parsed(package.requires):
         child = canonicalize_name(requirement.name)
-        if child in packages and child != package.name:
+        if child not in packages or child == package.name:
+            continue
+        when = next((extra for extra in ("", *sorted(extras)) if _holds(requirement.marker, environment, extra)),
+                    None)
+        if when is not None:
             yield Edge(package.name, child, requirement.specifier,
-                       frozenset(canonicalize_name(extra) for extra in requirement.extras))
+                       frozenset(canonicalize_name(extra) for extra in requirement.extras), when)
 
 
-def _holds(marker: Marker, environment: Mapping[str, str], extras: frozenset[str]) -> bool:
-    return any(marker.evaluate({**environment, "extra": extra}) for extra in ("", *sorted(extras)))
+def _holds(marker: Marker | None, environment: Mapping[str, str], extra: str) -> bool:
+    return marker is None or marker.evaluate({**environment, "extra": extra})
 
 
 def parse_report(report: Mapping[str, Any]) -> Resolution:
