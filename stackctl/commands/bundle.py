@@ -82,7 +82,7 @@ def _report(built) -> None:  # built: BuiltBundle
         by_reason: dict[str, list[str]] = {}
         for item in manifest.left_out:
             by_reason.setdefault(item.reason, []).append(f"{item.name} {item.version}")
-        for reason, names in by_reason.items():
+        for reason, names in sorted(by_reason.items(), key=lambda item: _reason_order(item[0])):
             console.print(escape(f"  {reason}: {', '.join(names)}"))
     from stackctl.pull import size_text
 
@@ -96,6 +96,12 @@ def _report(built) -> None:  # built: BuiltBundle
     where = built.archive or built.directory
     python = "" if manifest.torch.bundled else " --python /path/to/python-with-torch"
     console.print(escape(f"on the target: stackctl install-engine --from {shlex.quote(str(where))}{python}"))
+
+
+def _reason_order(reason: str) -> tuple[int, str]:
+    """The reused torch first, then the host's packages, the lean list, what only it needed."""
+    order = {"reused:": 0, "the host's torch": 1, "on the host": 2, "lean: needed only by": 4}
+    return next((rank for start, rank in order.items() if reason.startswith(start)), 3), reason
 
 
 def _x_y(value: str, option: str) -> str:
