@@ -304,7 +304,10 @@ def _install(manifest: BundleManifest, directory: Path, source: Path, digest: st
     progress("checking that vllm imports" + (" with its OpenAI server" if modules else ""))
     out = _step([str(python), "-c", _ENGINE_PROBE, *modules], log, "importing vllm",
                 "the engine installed from the bundle does not import", env=manifest.environment)
-    versions = json.loads(out.strip().splitlines()[-1])
+    try:
+        versions = json.loads(out.strip().splitlines()[-1])
+    except (IndexError, ValueError):
+        raise BundleError(f"the engine in {engine_dir} did not say which vLLM and torch it has. Full log: {log}") from None
     if versions["cuda"] != manifest.torch.cuda:
         raise BundleError(f"torch {versions['torch']} in {engine_dir} is built for CUDA {versions['cuda']}, not "
                           f"{manifest.torch.cuda} as the bundle says: make the bundle again")
