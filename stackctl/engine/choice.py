@@ -4,7 +4,6 @@ one that does, or the one `install-engine` would make)."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -13,13 +12,12 @@ from stackctl.engine.gpu_install import (
     GpuEngineInfo,
     GpuEnginePlan,
     gpu_engine_dir,
+    installed_gpu_engine,
     installed_gpu_engines,
     plan_gpu_engine,
 )
 from stackctl.engine.install import default_engine_dir, engine_python
 from stackctl.profiles.compat import engine_serves
-
-_MARKER = "stackctl-engine.json"
 
 
 @dataclass(frozen=True)
@@ -64,7 +62,7 @@ def native_engine(config: StackConfig) -> NativeEngine:
     installed = serving_gpu_engine(config)
     if installed is not None:
         return NativeEngine(installed.python, f"installed by stackctl ({installed.engine_dir.name})",
-                            {**_install_environment(installed.python), **config.engine.environment})
+                            {**installed.environment, **config.engine.environment})
     try:
         planned = plan_for(config).vllm
     except Exception:  # noqa: BLE001 - no wheel serves the model: `up` and doctor say why
@@ -78,12 +76,10 @@ def native_engine_python(config: StackConfig) -> Path:
 
 
 def _install_environment(python: Path) -> dict[str, str]:
-    """What the install recorded that the engine needs (e.g. a lean bundle's sampler switch)."""
-    try:
-        recorded = json.loads((python.parent.parent / _MARKER).read_text()).get("environment")
-    except (OSError, ValueError, AttributeError):
-        return {}
-    return {str(key): str(value) for key, value in recorded.items()} if isinstance(recorded, dict) else {}
+    """What the install recorded that the engine needs (e.g. a lean bundle's sampler switch), when
+    the interpreter is one of stackctl's engine venvs."""
+    installed = installed_gpu_engine(python.parent.parent)
+    return dict(installed.environment) if installed is not None else {}
 
 
 def host_driver_major() -> int | None:
