@@ -287,7 +287,9 @@ def _install(manifest: BundleManifest, directory: Path, source: Path, digest: st
     log = engine_dir.parent / f"{engine_dir.name}-install.log"
     log.write_text("")
     progress(f"creating venv {engine_dir} from {host.executable}")
-    _step([str(host.executable), "-m", "venv", str(engine_dir)], log, "creating the venv",
+    # No pip of its own: ensurepip is a separate package on Debian/Ubuntu (python3.X-venv) that GPU
+    # images often lack; pip comes from PY's site-packages, which the venv sees (below).
+    _step([str(host.executable), "-m", "venv", "--without-pip", str(engine_dir)], log, "creating the venv",
           f"{host.executable} cannot make a venv: install its venv module (Debian/Ubuntu: "
           f"`apt install python{host.python}-venv`)")
     _see_host_site(engine_dir, host)
