@@ -275,7 +275,7 @@ class Check:
             time.sleep(3)
 
     def phase_memory(self) -> dict:
-        log = (self.stack / "logs" / "vllm.log").read_text(errors="replace")
+        log = (self.stack / ".stackctl" / "logs" / "vllm.log").read_text(errors="replace")
         wanted = ("Model loading took", "Available KV cache memory", "GPU KV cache size", "Maximum concurrency",
                   "Graph capturing finished", "init engine", "torch.compile", "Memory profiling", "CUDA graph",
                   "non-torch", "activation", "Using FlashAttention", "Using .* backend", "kv_cache_dtype", "fp8",
@@ -366,7 +366,7 @@ def wait(work: Path, until: float, out: Path | None) -> int:
         for name in ("report.json", "report.md", "run.log"):
             if (work / name).exists():
                 shutil.copy(work / name, out / name)
-        stack_logs = work / "stack" / "logs"
+        stack_logs = work / "stack" / ".stackctl" / "logs"
         if stack_logs.is_dir():
             subprocess.run(["tar", "-czf", str(out / "stack-logs.tar.gz"), "-C", str(stack_logs), "."], check=False)
     done = (work / "done").exists()
