@@ -26,6 +26,8 @@ if TYPE_CHECKING:
 
 EventKind = Literal[
     "running", "starting", "restarting", "waiting", "healthy",
+    # Running, but stack.yaml or the engine changed what it runs: stopped and started again.
+    "changed",
     # Compose: the service's image is being built or pulled, then is there.
     "building", "pulling", "image-ready",
 ]

@@ -185,6 +185,15 @@ class NativeRuntime(Runtime):
         self._prepare_directories()
         render_project(self.config, self.layout, self)
         running = {service.name for service in services if self._is_running(service.name)}
+        # What stack.yaml (or the engine) changed since a running service started: it starts again
+        # with the new command, as Compose recreates a changed container; the rest are left alone.
+        changed = {service.name: why for service in services if service.name in running
+                   and (why := self._launch_change(service))}
+        for name, why in changed.items():
+            on_event(ServiceEvent(next(service for service in services if service.name == name), "changed",
+                                  detail=why))
+            self._stop(name)
+        running -= set(changed)
         to_start = [service for service in services if service.name not in running]
         self._preflight(to_start)
         generation = time.time()
@@ -201,7 +210,7 @@ class NativeRuntime(Runtime):
                             on_event(ServiceEvent(service, "running", detail=result.detail))
                             continue
                         self.supervisor.stop(service.name)  # alive but not serving: start it again
-                    was_dead = self.record(service.name) is not None
+                    was_dead = service.name not in changed and self.record(service.name) is not None
                     on_event(ServiceEvent(service, "restarting" if was_dead else "starting"))
                     self._forget(service.name)
                     started.append(service)
@@ -217,6 +226,24 @@ class NativeRuntime(Runtime):
                 self.supervisor.shutdown()  # nothing of this stack runs: nothing supervises either
             raise
 
+    def _launch_change(self, service: Service) -> str:
+        """What differs between the command a running service was started with and the one it
+        would start with now ("" when nothing does)."""
+        current = self._launch_spec(service.name)
+        if current is None or service.native is None:
+            return ""
+        wanted = self._declared_environment(service)
+        if list(service.native.argv) != current.argv:
+            return "its command"
+        names = sorted(name for name in set(wanted) | set(current.environment)
+                       if wanted.get(name) != current.environment.get(name))
+        # Names only: a value may be a secret reference.
+        return f"environment: {', '.join(names)}" if names else ""
+
+    def _declared_environment(self, service: Service) -> dict[str, str]:
+        assert service.native is not None
+        return {**environment_mapping(service.compose.get("environment")), **service.native.environment}
+
     def _launch_spec(self, name: str) -> LaunchSpec | None:
         try:
             return LaunchSpec.model_validate_json((self.layout.state / "launch" / f"{name}.json").read_text())
@@ -229,8 +256,8 @@ class NativeRuntime(Runtime):
         spec_file = self.layout.state / "launch" / f"{service.name}.json"
         log_file = self.layout.logs / f"{service.name}.log"
         if generation is not None or not spec_file.exists():
-            declared = {**environment_mapping(service.compose.get("environment")), **service.native.environment}
-            spec = LaunchSpec(service=service.name, argv=list(service.native.argv), environment=declared,
+            spec = LaunchSpec(service=service.name, argv=list(service.native.argv),
+                              environment=self._declared_environment(service),
                               env_file=str(self.layout.env_file), record_file=str(self._record_path(service.name)),
                               log_file=str(log_file), generation=generation or time.time())
             spec_file.parent.mkdir(parents=True, exist_ok=True)
