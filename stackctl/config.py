@@ -79,6 +79,20 @@ class VllmOptions(_Strict):
     extra_args: list[str] = Field(default_factory=list)
     # Local model directory (instead of the profile's Hugging Face id), e.g. the demo model.
     model_path: str | None = None
+    # Variables for vLLM's environment (e.g. TIKTOKEN_ENCODINGS_BASE, TRITON_PTXAS_PATH); Compose
+    # gives a container only what its service declares, so this is where an engine setting goes.
+    environment: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("environment")
+    @classmethod
+    def _no_secret_variables(cls, environment: dict[str, str]) -> dict[str, str]:
+        for name in environment:
+            if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+                raise ValueError(f"'{name}' is not an environment variable name")
+            if name in {"VLLM_API_KEY", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"}:
+                raise ValueError(f"{name} is a secret: set it in .env, which stackctl passes to vLLM without "
+                                 "writing it into a rendered file")
+        return environment
 
     @field_validator("extra_args")
     @classmethod

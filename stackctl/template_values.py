@@ -85,8 +85,10 @@ def template_context(config: StackConfig, layout: StackLayout, runtime: Runtime)
 
 
 def _vllm_environment(config: StackConfig, ray: RayPlan | None) -> list[str]:
-    """The hardware's engine variables; on a Ray node, the link's (which replace VLLM_HOST_IP)."""
+    """The hardware's engine variables; on a Ray node, the link's (which replace VLLM_HOST_IP);
+    then the user's own (vllm.environment), which win."""
     values = dict(config.hardware_profile.vllm_environment)
     if ray is not None:
         values.update(item.split("=", 1) for item in ray.environment())
+    values.update(config.vllm.environment)
     return [f"{key}={value}" for key, value in values.items()]

@@ -2,8 +2,9 @@
 
 The log is cut into engine starts (a compose container's log holds every restart); the latest start
 with a fatal failure is diagnosed, its heaviest signature winning (the latest among equals), so a
-named root cause beats the generic error it leads to. A warning-only diagnosis is returned when no
-start failed.
+named root cause beats the generic error it leads to. Where no signature knows the latest start's
+failure, the fallback leads with its decisive error line and the remedy the log names. A
+warning-only diagnosis is returned when no start failed.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Iterable, Sequence
 
 from stackctl.config import StackConfig
 from stackctl.diagnosis.evidence import Evidence, read_stated_settings
+from stackctl.diagnosis.fallback import fallback_diagnosis
 from stackctl.diagnosis.model import Diagnosis, DiagnosisContext, Severity
 from stackctl.diagnosis.signatures import SIGNATURES
 
@@ -30,30 +32,40 @@ _ANY_TRIGGER = re.compile("|".join(f"(?:{entry.trigger.pattern})" for entry in S
 
 
 def diagnose_log(lines: Iterable[str], context: DiagnosisContext | None = None) -> Diagnosis | None:
-    """The failure this log shows, with its fix; None when no known signature is in it."""
+    """The failure this log shows, with its fix; None only when the log shows no error at all and
+    the start is not known to have failed."""
     context = context or DiagnosisContext()
     cleaned = [line.rstrip("\r\n") for line in lines]
+    runs = _runs(cleaned) or [[]]
     advisory: Diagnosis | None = None
-    for run in reversed(_runs(cleaned)):
+    fallback: Diagnosis | None = None
+    for latest, run in zip(itertools.chain([True], itertools.repeat(False)), reversed(runs), strict=False):
         diagnosis = _diagnose_run(run, context)
-        if diagnosis is None:
-            continue
-        if diagnosis.severity is Severity.fatal:
+        if diagnosis is not None and diagnosis.severity is Severity.fatal:
             return diagnosis
         advisory = advisory or diagnosis
-    return advisory
+        if latest:
+            fallback = fallback_diagnosis(run, context)
+            if fallback is not None and fallback.severity is Severity.fatal:
+                # An error no signature knows stopped the latest start: it beats an older start's.
+                return fallback
+    return advisory or fallback
 
 
-def diagnose_service_log(service: str, lines: Iterable[str], config: StackConfig | None = None) -> Diagnosis | None:
-    """diagnose_log with what the stack knows: the user's extra flags and which key sets each port."""
-    return diagnose_log(lines, context_for(service, config))
+def diagnose_service_log(service: str, lines: Iterable[str], config: StackConfig | None = None, *,
+                         failed: bool | None = None, failure: str | None = None) -> Diagnosis | None:
+    """diagnose_log with what the stack knows: the user's extra flags, which key sets each port,
+    and whether (and how, in the runtime's words) the service failed to start."""
+    return diagnose_log(lines, context_for(service, config, failed=failed, failure=failure))
 
 
-def context_for(service: str, config: StackConfig | None) -> DiagnosisContext:
+def context_for(service: str, config: StackConfig | None, *, failed: bool | None = None,
+                failure: str | None = None) -> DiagnosisContext:
     if config is None:
-        return DiagnosisContext(service=service)
+        return DiagnosisContext(service=service, failed=failed, failure=failure)
     port_keys = {port: f"ports.{name}" for name, port in config.ports.model_dump().items()}
-    return DiagnosisContext(service=service, extra_args=tuple(config.vllm.extra_args), port_keys=port_keys)
+    return DiagnosisContext(service=service, extra_args=tuple(config.vllm.extra_args), port_keys=port_keys,
+                            failed=failed, failure=failure)
 
 
 def _runs(lines: list[str]) -> list[list[str]]:

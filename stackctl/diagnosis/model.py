@@ -45,6 +45,8 @@ class Cause(str, Enum):
     shm_too_small = "shm-too-small"
     socket_interface = "socket-interface"
     ray_node_without_gpu = "ray-node-without-gpu"
+    # no signature knows it: the decisive error line and the remedy the log names (fallback.py)
+    unrecognised = "unrecognised"
 
 
 class Severity(str, Enum):
@@ -80,6 +82,11 @@ class Diagnosis:
     # Numbers and names read from the log (e.g. {"max_num_seqs": 1024, "blocks": 856}).
     values: Mapping[str, str | int | float] = field(default_factory=dict)
 
+    @property
+    def known(self) -> bool:
+        """A signature recognised the failure (else it is the fallback's reading of the log)."""
+        return self.cause is not Cause.unrecognised
+
     def one_line(self) -> str:
         return f"{self.summary}; fix: {self.fix.text}"
 
@@ -93,3 +100,8 @@ class DiagnosisContext:
     extra_args: tuple[str, ...] | None = None
     # Host port -> the stack.yaml key that sets it (e.g. 8000 -> "ports.vllm").
     port_keys: Mapping[int, str] = field(default_factory=dict)
+    # True: the service failed to start (a failed `up`), so the log's last error is fatal; None:
+    # unknown (`logs --explain` on a service that may be running).
+    failed: bool | None = None
+    # The runtime's one-line account of the failure ("vllm did not become healthy in 900 s").
+    failure: str | None = None

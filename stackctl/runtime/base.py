@@ -65,10 +65,13 @@ class ServiceStartFailed(ServiceFailed):
     """A service exited or missed its health gate; carries its log tail and what it diagnosed there."""
 
     def __init__(self, message: str, log_tail: list[str] | None = None, hint: str | None = None, *,
-                 service: str | None = None, diagnosis: Diagnosis | None = None) -> None:
+                 service: str | None = None, diagnosis: Diagnosis | None = None,
+                 start_output: list[str] | None = None) -> None:
         super().__init__(message)
         # None: the service never ran, so it has no log (e.g. its container could not be created).
         self.log_tail = log_tail
+        # What the runtime itself said when it could not start the service (Docker's error).
+        self.start_output = start_output
         self.service = service
         self.diagnosis = diagnosis
         self.hint = hint if hint is not None else (diagnosis.one_line() if diagnosis else None)

@@ -18,7 +18,7 @@ from pathlib import Path
 from python_on_whales import Container, DockerClient
 from python_on_whales.exceptions import DockerException
 
-from stackctl.diagnosis import DIAGNOSIS_LOG_LINES, diagnose_log, diagnose_service_log
+from stackctl.diagnosis import DIAGNOSIS_LOG_LINES, diagnose_service_log
 from stackctl.engine.demo_model import default_demo_model_dir
 from stackctl.errors import RuntimeUnavailable, StackError
 from stackctl.health import ProbeResult, probe, wait_until_healthy
@@ -185,9 +185,11 @@ class ComposeRuntime(Runtime):
                                    quiet=True)
         except DockerException as error:
             output = docker_output(error)
-            raise ServiceStartFailed(f"{service.name}: `docker compose up` failed: {error_line(output)}",
-                                     log_tail=None, service=service.name,
-                                     diagnosis=diagnose_log(output.splitlines())) from None
+            account = f"{service.name}: `docker compose up` failed: {error_line(output)}"
+            # The container never ran: Docker's (or the NVIDIA runtime's) words are the log to read.
+            raise ServiceStartFailed(account, log_tail=None, service=service.name, start_output=output.splitlines(),
+                                     diagnosis=diagnose_service_log(service.name, output.splitlines(), self.config,
+                                                                    failed=True, failure=account)) from None
         container = self._containers().get(service.name)
         if container is None:
             raise ServiceStartFailed(f"{service.name}: Compose reported success but no container exists; "
@@ -220,7 +222,8 @@ class ComposeRuntime(Runtime):
     def _fail(self, service: Service, message: str) -> None:
         log_tail = self._log_tail(service.name)
         raise ServiceStartFailed(f"{message}; see `stackctl logs {service.name}`", log_tail, service=service.name,
-                                 diagnosis=diagnose_service_log(service.name, log_tail, self.config))
+                                 diagnosis=diagnose_service_log(service.name, log_tail, self.config, failed=True,
+                                                                failure=message))
 
     def _remove(self, names: list[str]) -> None:
         if not names:

@@ -248,9 +248,10 @@ class NativeRuntime(Runtime):
         log_tail = tail(log_file, DIAGNOSIS_LOG_LINES, offset)
         what = "exited during start" if exited else f"did not become healthy in {service.start_timeout:.0f} s"
         detail = "" if exited else f" (last check: {result.detail})"
+        account = f"{service.name} {what}{detail}"
         raise ServiceStartFailed(
-            f"{service.name} {what}{detail}; full log: {log_file}", log_tail, service=service.name,
-            diagnosis=diagnose_service_log(service.name, log_tail, self.config),
+            f"{account}; full log: {log_file}", log_tail, service=service.name,
+            diagnosis=diagnose_service_log(service.name, log_tail, self.config, failed=True, failure=account),
         )
 
     def _preflight(self, services: list[Service]) -> None:

@@ -47,7 +47,7 @@ def test_a_warning_only_log_exits_0(tmp_path):
 def test_a_clean_log_says_so_and_exits_0(tmp_path):
     result = explain(tmp_path, "vllm", ["INFO vLLM API server version 0.32.0", "INFO Application startup complete."])
     assert result.exit_code == 0
-    assert result.output.strip() == "no known failure found in the last 2 lines of vllm's log"
+    assert result.output.strip() == "no error found in the last 2 lines of vllm's log"
 
 
 def test_a_service_never_started_is_one_error(tmp_path):

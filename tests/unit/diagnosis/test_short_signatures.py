@@ -2,7 +2,7 @@
 
 import pytest
 
-from stackctl.diagnosis import diagnose_log
+from stackctl.diagnosis import Cause, diagnose_log
 
 
 @pytest.mark.parametrize(
@@ -21,8 +21,8 @@ def test_known_failures_name_their_fix(line, expected):
     assert diagnosis is not None and expected in diagnosis.one_line()
 
 
-def test_unknown_failure_has_no_diagnosis():
-    assert diagnose_log(["Segmentation fault"]) is None
+def test_unknown_failure_is_the_fallbacks_reading_and_an_empty_log_has_none():
+    assert diagnose_log(["Segmentation fault"]).cause is Cause.unrecognised
     assert diagnose_log([]) is None
 
 
