@@ -52,8 +52,8 @@ def test_a_message_on_the_lines_after_its_exception_is_read_whole():
 
 
 @pytest.mark.parametrize(("line", "remedy"), [
-    ("ValueError: could not load the vocabulary; set the environment variable TIKTOKEN_ENCODINGS_BASE to a "
-     "directory with the encoding files", Remedy(RemedyKind.env, "TIKTOKEN_ENCODINGS_BASE")),
+    (("ValueError: could not load the vocabulary; set the environment variable TIKTOKEN_ENCODINGS_BASE to a "
+     "directory with the encoding files"), Remedy(RemedyKind.env, "TIKTOKEN_ENCODINGS_BASE")),
     ("ImportError: No module named 'flash_attn'", Remedy(RemedyKind.package, "flash-attn")),
     ("ImportError: please run `pip install vllm[audio]` to use audio", Remedy(RemedyKind.package, "vllm[audio]")),
     ("try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation",
@@ -78,11 +78,11 @@ def test_debug_variables_and_echoed_commands_are_not_remedies():
                '2024/01/01 00:00:00 [emerg] 1#1: unknown directive "proxy_bufering" in /etc/nginx/conf.d/x.conf:12'],
      '2024/01/01 00:00:00 [emerg] 1#1: unknown directive "proxy_bufering" in /etc/nginx/conf.d/x.conf:12'),
     ("prometheus", ['ts=2024-01-01T00:00:00Z caller=main.go:1 level=info msg="Starting Prometheus"',
-                    'ts=2024-01-01T00:00:00Z caller=main.go:2 level=error msg="Error loading config" err="parsing '
-                    'YAML file /etc/prometheus/prometheus.yml: yaml: line 3: did not find expected key"',
+                    ('ts=2024-01-01T00:00:00Z caller=main.go:2 level=error msg="Error loading config" err="parsing '
+                    'YAML file /etc/prometheus/prometheus.yml: yaml: line 3: did not find expected key"'),
                     'ts=2024-01-01T00:00:00Z caller=main.go:3 level=info msg="See you next time!"'],
-     'ts=2024-01-01T00:00:00Z caller=main.go:2 level=error msg="Error loading config" err="parsing YAML file '
-     '/etc/prometheus/prometheus.yml: yaml: line 3: did not find expected key"'),
+     ('ts=2024-01-01T00:00:00Z caller=main.go:2 level=error msg="Error loading config" err="parsing YAML file '
+     '/etc/prometheus/prometheus.yml: yaml: line 3: did not find expected key"')),
     ("node-exporter", ["panic: runtime error: invalid memory address or nil pointer dereference",
                        "goroutine 1 [running]:", "main.main()"],
      "panic: runtime error: invalid memory address or nil pointer dereference"),

@@ -83,3 +83,17 @@ def test_doctor_prints_the_fix_whole_at_80_columns(tmp_path):
     fix = ("fix last-start: accept the model's terms at https://huggingface.co/meta-llama/Llama-3.1-8B-Instruct with "
            "your account, then put a token with read access in .env as HF_TOKEN and run `stackctl up` again")
     assert fix in text.splitlines()
+
+
+def test_doctor_table_keeps_what_a_check_found_whole_at_80_columns(tmp_path):
+    from stackctl.doctor.result import fail
+
+    found = ("max_model_len 131072; the model takes 131072 tokens (max_position_embeddings 131072) "
+             "(/root/.local/share/stackctl/models/tiny/config.json) [rank0] is literal text")
+    console = Console(width=80, record=True, highlight=False, soft_wrap=True)
+    render_table([fail("model-window", found, "set vllm.max_model_len to 65536 or less (--max-model-len)")], console)
+    text = console.export_text()
+    assert "…" not in text and max(len(line) for line in text.splitlines()) <= 80
+    cells = "".join("".join(line.split("│")[3].split()) for line in text.splitlines() if line.count("│") == 4)
+    assert cells == "".join(found.split())  # every character, in order (a long path may fold)
+    assert "fix model-window: set vllm.max_model_len to 65536 or less (--max-model-len)" in text.splitlines()
