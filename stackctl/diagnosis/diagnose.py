@@ -15,7 +15,8 @@ from collections.abc import Iterable, Sequence
 
 from stackctl.config import StackConfig
 from stackctl.diagnosis.evidence import Evidence, read_stated_settings
-from stackctl.diagnosis.fallback import fallback_diagnosis
+from stackctl.diagnosis.fallback import read_fallback
+from stackctl.diagnosis.log_lines import error_block
 from stackctl.diagnosis.model import Diagnosis, DiagnosisContext, Severity
 from stackctl.diagnosis.signatures import SIGNATURES
 
@@ -40,16 +41,26 @@ def diagnose_log(lines: Iterable[str], context: DiagnosisContext | None = None) 
     advisory: Diagnosis | None = None
     fallback: Diagnosis | None = None
     for latest, run in zip(itertools.chain([True], itertools.repeat(False)), reversed(runs), strict=False):
-        diagnosis = _diagnose_run(run, context)
-        if diagnosis is not None and diagnosis.severity is Severity.fatal:
-            return diagnosis
-        advisory = advisory or diagnosis
+        known = _diagnose_run(run, context)
+        if known is not None and known[0].severity is Severity.fatal:
+            return known[0]
+        advisory = advisory or (known[0] if known else None)
         if latest:
-            fallback = fallback_diagnosis(run, context)
-            if fallback is not None and fallback.severity is Severity.fatal:
+            reading = read_fallback(run, context)
+            if reading is not None and reading.diagnosis.severity is Severity.fatal:
+                if known is not None and reading.line is not None and _same_error(run, known[1], reading.line):
+                    # The crash is the traceback of a failure a signature knows (a request's error).
+                    return known[0]
                 # An error no signature knows stopped the latest start: it beats an older start's.
-                return fallback
+                return reading.diagnosis
+            fallback = reading.diagnosis if reading else None
     return advisory or fallback
+
+
+def _same_error(run: Sequence[str], trigger: re.Pattern[str], decisive_line: int) -> bool:
+    """The decisive line belongs to an error a signature knows: the signature matches the decisive
+    line or a line of the same error above it (its record, its traceback)."""
+    return any(trigger.search(run[index]) for index in error_block(list(run), decisive_line))
 
 
 def diagnose_service_log(service: str, lines: Iterable[str], config: StackConfig | None = None, *,
@@ -74,7 +85,8 @@ def _runs(lines: list[str]) -> list[list[str]]:
     return [lines[begin:end] for begin, end in itertools.pairwise(bounds) if end > begin]
 
 
-def _diagnose_run(run: Sequence[str], context: DiagnosisContext) -> Diagnosis | None:
+def _diagnose_run(run: Sequence[str], context: DiagnosisContext) -> tuple[Diagnosis, re.Pattern[str]] | None:
+    """The heaviest known signature of the run, and the trigger it matched by."""
     candidates = []
     for index, line in enumerate(run):
         if not _ANY_TRIGGER.search(line):
@@ -87,7 +99,7 @@ def _diagnose_run(run: Sequence[str], context: DiagnosisContext) -> Diagnosis | 
     settings = read_stated_settings(run)
     for _weight, index, _order, entry in sorted(candidates, key=lambda item: item[:3], reverse=True):
         try:
-            return entry.build(Evidence(run, index, context, settings))
+            return entry.build(Evidence(run, index, context, settings)), entry.trigger
         except (KeyError, ValueError, IndexError):
             # A line that triggers but lacks the values its builder reads (a cut paste): try the next.
             continue

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from stackctl.diagnosis.log_lines import (
     ErrorLine,
@@ -38,13 +39,31 @@ _SERVICE_HINTS = {
 }
 
 
+@dataclass(frozen=True)
+class FallbackReading:
+    diagnosis: Diagnosis
+    # The decisive line's index in the run (None: the log shows no error line).
+    line: int | None
+
+
 def fallback_diagnosis(run: Sequence[str], context: DiagnosisContext) -> Diagnosis | None:
     """The decisive error of `run` and the remedies it names; None when the log shows no error and
     the start is not known to have failed."""
+    reading = read_fallback(run, context)
+    return reading.diagnosis if reading else None
+
+
+def read_fallback(run: Sequence[str], context: DiagnosisContext) -> FallbackReading | None:
+    """fallback_diagnosis, with where in the run its decisive line is."""
     lines = list(run)
     decisive = decisive_error(lines)
     if decisive is None:
-        return _without_error_line(lines, context)
+        diagnosis = _without_error_line(lines, context)
+        return FallbackReading(diagnosis, None) if diagnosis else None
+    return FallbackReading(_with_error_line(lines, decisive, context), decisive.index)
+
+
+def _with_error_line(lines: list[str], decisive: ErrorLine, context: DiagnosisContext) -> Diagnosis:
     fatal = context.failed if context.failed is not None else decisive.weight is Weight.crash
     remedies = named_remedies(_remedy_window(lines, decisive))
     service = context.service

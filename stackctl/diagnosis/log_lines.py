@@ -169,6 +169,23 @@ def decisive_error(lines: list[str]) -> ErrorLine | None:
     return found[-1] if found else None
 
 
+def error_block(lines: list[str], index: int) -> range:
+    """The lines that log one error ending at `index`: its traceback (frames, the quoted source,
+    chained "During handling" parts) and the record line that announced it, if any."""
+    start = index
+    while start > 0:
+        previous = strip_prefixes(lines[start - 1])
+        if is_traceback_noise(previous) or previous.startswith((" ", "\t")):
+            start -= 1
+            continue
+        break
+    if start > 0:
+        level, header = _split_record(lines[start - 1])
+        if not _EXCEPTION.match(header) and weigh(header, level) is not Weight.none:
+            start -= 1  # "ERROR ... Error in preprocessing prompt inputs" above its traceback
+    return range(start, index + 1)
+
+
 def _root_of(crashes: list[ErrorLine]) -> ErrorLine:
     """The last crash, unless it only repeats an earlier one's type in other words (vLLM's API
     process re-raising its engine's error): then the first of that run of its kind."""

@@ -45,6 +45,40 @@ class Cause(str, Enum):
     shm_too_small = "shm-too-small"
     socket_interface = "socket-interface"
     ray_node_without_gpu = "ray-node-without-gpu"
+    harmony_vocab_offline = "harmony-vocab-offline"
+    # the container cannot start: Docker and the NVIDIA container runtime
+    container_cuda_requirement = "container-cuda-requirement"
+    no_gpu_runtime = "no-gpu-runtime"
+    gpu_driver_not_loaded = "gpu-driver-not-loaded"
+    driver_library_mismatch = "driver-library-mismatch"
+    wrong_architecture = "wrong-architecture"
+    image_pull_denied = "image-pull-denied"
+    docker_permission = "docker-permission"
+    docker_not_running = "docker-not-running"
+    docker_disk_full = "docker-disk-full"
+    mount_propagation = "mount-propagation"
+    # single requests to a running vLLM
+    request_context_overflow = "request-context-overflow"
+    system_message_position = "system-message-position"
+    tool_parser_failure = "tool-parser-failure"
+    chat_template_missing = "chat-template-missing"
+    # nginx and certbot
+    nginx_certificate_missing = "nginx-certificate-missing"
+    nginx_upstream_down = "nginx-upstream-down"
+    nginx_upstream_timeout = "nginx-upstream-timeout"
+    nginx_body_too_large = "nginx-body-too-large"
+    nginx_upstream_host_unknown = "nginx-upstream-host-unknown"
+    certbot_challenge_unreachable = "certbot-challenge-unreachable"
+    certbot_dns_missing = "certbot-dns-missing"
+    certbot_rate_limited = "certbot-rate-limited"
+    # Prometheus and Grafana
+    prometheus_storage_permission = "prometheus-storage-permission"
+    prometheus_storage_locked = "prometheus-storage-locked"
+    grafana_data_permission = "grafana-data-permission"
+    grafana_datasource_provisioning = "grafana-datasource-provisioning"
+    # supervisord (the native runtime)
+    supervisor_gave_up = "supervisor-gave-up"
+    supervisor_command_missing = "supervisor-command-missing"
     # no signature knows it: the decisive error line and the remedy the log names (fallback.py)
     unrecognised = "unrecognised"
 

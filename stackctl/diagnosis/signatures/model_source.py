@@ -111,6 +111,16 @@ def _unknown_architecture(evidence: Evidence) -> Diagnosis:
                      "(`stackctl profiles`)", key="images.vllm"), architecture=name)
 
 
+def _harmony_vocab_offline(evidence: Evidence) -> Diagnosis:
+    return found(evidence, Cause.harmony_vocab_offline,
+                 "the tokenizer's tiktoken vocabulary (gpt-oss's harmony encoding: o200k_base) could not be downloaded "
+                 "from openaipublic.blob.core.windows.net: this host has no route to it",
+                 Fix("put o200k_base.tiktoken and cl100k_base.tiktoken in a directory vLLM can read (under Compose, one "
+                     "it mounts, e.g. the model directory) and point TIKTOKEN_ENCODINGS_BASE at it under "
+                     "vllm.environment in stack.yaml (`vllm: {environment: {TIKTOKEN_ENCODINGS_BASE: /DIR}}`)",
+                     key="vllm.environment", env="TIKTOKEN_ENCODINGS_BASE"))
+
+
 SIGNATURES: tuple[Signature, ...] = (
     signature(Cause.gated_model,
               r"Cannot access gated repo|You are trying to access a gated repo|GatedRepoError|is restricted\. You must"
@@ -124,6 +134,8 @@ SIGNATURES: tuple[Signature, ...] = (
     signature(Cause.trust_remote_code,
               r"set the option `?trust_remote_code=True|passing the argument `trust_remote_code=True`",
               _trust_remote_code),
+    signature(Cause.harmony_vocab_offline,
+              r"error downloading or loading vocab file|openaipublic\.blob\.core\.windows\.net", _harmony_vocab_offline),
     signature(Cause.unknown_architecture,
               r"Model architectures \[.*\] are not supported for now|Error in inspecting model architecture"
               r"|but Transformers does not recognize this architecture", _unknown_architecture),
