@@ -9,6 +9,7 @@ from pathlib import Path
 from stackctl.doctor.context import DoctorContext
 from stackctl.doctor.docker import check_docker, check_mount_propagation
 from stackctl.doctor.engine import check_engine, check_engine_version
+from stackctl.doctor.entrypoint import check_vllm_entrypoint
 from stackctl.doctor.gpu import check_cuda_image, check_driver, check_gpu_visible
 from stackctl.doctor.host import HostFacts
 from stackctl.doctor.last_start import check_last_start
@@ -56,6 +57,8 @@ CHECKS: tuple[Check, ...] = (
     Check("cuda-image", check_cuda_image, needs=_ENGINE),
     # The engine against the model's architecture: before any download (table + image labels).
     Check("engine", check_engine, needs=_ENGINE),
+    # The image's ENTRYPOINT and the rendered command start vLLM's server once.
+    Check("vllm-entrypoint", check_vllm_entrypoint, needs=_VLLM),
     Check("docker", check_docker),
     Check("mount-propagation", check_mount_propagation),
     Check("disk", check_disk, needs=_ENGINE),

@@ -23,6 +23,7 @@ from stackctl.services import Service
 
 if TYPE_CHECKING:
     from stackctl.diagnosis import Diagnosis
+    from stackctl.engine.invocation import VllmInvocation
 
 EventKind = Literal[
     "running", "starting", "restarting", "waiting", "healthy",
@@ -102,6 +103,11 @@ class Runtime(ABC):
     @abstractmethod
     def model_location(self, local_model: Path | None) -> ModelLocation:
         """Where vLLM finds a model served from a local directory (None: the Hugging Face id)."""
+
+    @abstractmethod
+    def vllm_invocation(self, image: str, engine_python: Path) -> VllmInvocation:
+        """How this runtime's vLLM is started: from `image` (Compose) or from the engine venv whose
+        interpreter is `engine_python` (native)."""
 
     @abstractmethod
     def acme_webroot(self) -> str:

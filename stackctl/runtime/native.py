@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 from pydantic import ValidationError
 
 from stackctl.diagnosis import DIAGNOSIS_LOG_LINES, diagnose_service_log
+from stackctl.engine.invocation import VllmInvocation, venv_invocation
 from stackctl.errors import StackError
 from stackctl.health import ProbeResult, probe, wait_until_healthy
 from stackctl.render import render_project
@@ -76,6 +77,9 @@ class NativeRuntime(Runtime):
 
     def model_location(self, local_model: Path | None) -> ModelLocation:
         return ModelLocation(str(local_model) if local_model else None)
+
+    def vllm_invocation(self, image: str, engine_python: Path) -> VllmInvocation:
+        return venv_invocation(engine_python, cpu_build=not self.config.hardware_profile.has_gpu)
 
     def acme_webroot(self) -> str:
         return str(self.layout.data / "acme")
