@@ -48,7 +48,8 @@ def diagnose_log(lines: Iterable[str], context: DiagnosisContext | None = None) 
         if latest:
             reading = read_fallback(run, context)
             if reading is not None and reading.diagnosis.severity is Severity.fatal:
-                if known is not None and reading.line is not None and _same_error(run, known[1], reading.line):
+                if known is not None and reading.line is not None and _same_error(
+                        run, known[1], reading.line, reading.diagnosis.evidence):
                     # The crash is the traceback of a failure a signature knows (a request's error).
                     return known[0]
                 # An error no signature knows stopped the latest start: it beats an older start's.
@@ -57,10 +58,11 @@ def diagnose_log(lines: Iterable[str], context: DiagnosisContext | None = None) 
     return advisory or fallback
 
 
-def _same_error(run: Sequence[str], trigger: re.Pattern[str], decisive_line: int) -> bool:
-    """The decisive line belongs to an error a signature knows: the signature matches the decisive
-    line or a line of the same error above it (its record, its traceback)."""
-    return any(trigger.search(run[index]) for index in error_block(list(run), decisive_line))
+def _same_error(run: Sequence[str], trigger: re.Pattern[str], decisive_line: int, decisive_text: str) -> bool:
+    """The decisive error is one a signature knows: the signature matches its message (with the lines
+    it continues on) or a line of the same error above it (its record, its traceback)."""
+    return bool(trigger.search(decisive_text)) or any(
+        trigger.search(run[index]) for index in error_block(list(run), decisive_line))
 
 
 def diagnose_service_log(service: str, lines: Iterable[str], config: StackConfig | None = None, *,

@@ -41,6 +41,10 @@ _ECHOED_COMMAND = re.compile(r"^\s*usage: |exec command: \[|Command '\[|--load-k
 _FLAG = re.compile(r"(?<![\w-])(?P<name>--[a-z][a-z0-9]*(?:[-.][a-z0-9]+)+|--[a-z]{3,})(?:(?:=|\s+)(?P<value>\d[\w.]*|'[^']+'|\"[^\"]+\"))?")
 # An engine setting named in code form: "Try increasing `max_num_batched_tokens`".
 _SETTING = re.compile(r"[`'\"](?P<name>[a-z][a-z0-9]*(?:_[a-z0-9]+)+)[`'\"](?:\s*(?:to|=|>=|<=)\s*(?P<value>\d[\d.]*))?")
+# The same, unquoted: "Please increase max_num_batched_tokens." (snake_case names a setting).
+_BARE_SETTING = re.compile(r"\b(?:increas|decreas|reduc|lower|rais|set|specify|pass|enabl|disabl|adjust)\w*\s+"
+                           r"(?:the\s+)?(?P<name>[a-z][a-z0-9]*(?:_[a-z0-9]+)+)\b(?:\s*(?:to|=)\s*(?P<value>\d[\d.]*))?",
+                           re.IGNORECASE)
 _SETTING_VERB = re.compile(r"\b(?:increas|decreas|reduc|lower|rais|set|specify|pass|enabl|disabl|adjust|tun)\w*",
                            re.IGNORECASE)
 _ENV_NAMED = re.compile(
@@ -127,8 +131,9 @@ def _in_line(line: str) -> list[Remedy]:
     for match in _FLAG.finditer(line):
         remedies.append(Remedy(RemedyKind.flag, match["name"], _unquoted(match["value"])))
     if _SETTING_VERB.search(line):
-        for match in _SETTING.finditer(line):
-            remedies.append(Remedy(RemedyKind.flag, "--" + match["name"].replace("_", "-"), match["value"]))
+        for pattern in (_SETTING, _BARE_SETTING):
+            for match in pattern.finditer(line):
+                remedies.append(Remedy(RemedyKind.flag, "--" + match["name"].replace("_", "-"), match["value"]))
     for pattern in (_ENV_NAMED, _ENV_ASSIGNED):
         for match in pattern.finditer(line):
             name = match["name"]

@@ -74,7 +74,8 @@ def _disk_full(evidence: Evidence) -> Diagnosis:
                  **({"needed_mb": float(values["needed"]), "free_mb": float(values["free"])} if values else {}))
 
 
-_REMOTE_CODE_MODEL = re.compile(r"(?:Loading (?P<a>\S+) requires|The repository for (?P<b>\S+) contains custom code)")
+_REMOTE_CODE_MODEL = re.compile(r"(?:Loading (?P<a>\S+) requires|The repository (?:for )?(?P<b>\S+) contains custom code)",
+                                re.IGNORECASE)
 
 
 def _trust_remote_code(evidence: Evidence) -> Diagnosis:
@@ -132,7 +133,8 @@ SIGNATURES: tuple[Signature, ...] = (
     signature(Cause.disk_full, r"No space left on device|\[Errno 28\]|StorageFull", _disk_full),
     signature(Cause.disk_full, r"Not enough free disk space to download the file", _disk_full, CONSEQUENCE),
     signature(Cause.trust_remote_code,
-              r"set the option `?trust_remote_code=True|passing the argument `trust_remote_code=True`",
+              r"set the option [`'\"]?trust_remote_code=True|passing the argument `trust_remote_code=True`"
+              r"|contains custom code which must be executed",
               _trust_remote_code),
     signature(Cause.harmony_vocab_offline,
               r"error downloading or loading vocab file|openaipublic\.blob\.core\.windows\.net", _harmony_vocab_offline),

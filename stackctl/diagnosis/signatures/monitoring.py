@@ -56,7 +56,7 @@ SIGNATURES: tuple[Signature, ...] = (
               r"open \S+: permission denied|open DB in \S+: open \S+: permission denied",
               _prometheus_storage_permission),
     signature(Cause.prometheus_storage_locked,
-              r"lock DB directory: resource temporarily unavailable|Locked by other process|Error opening memory "
+              r"lock DB directory|Locked by other process|Error opening memory "
               r"series storage: resource temporarily unavailable", _prometheus_storage_locked),
     signature(Cause.grafana_data_permission, r"GF_PATHS_DATA='[^']+' is not writable", _grafana_data_permission),
     signature(Cause.grafana_datasource_provisioning, r"Datasource provisioning error", _grafana_datasource_provisioning),

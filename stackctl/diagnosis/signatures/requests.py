@@ -12,7 +12,8 @@ from stackctl.diagnosis.model import Cause, Diagnosis, Fix, Severity
 from stackctl.diagnosis.signature import Signature, found, signature
 
 _WINDOW_KEY = "vllm.max_model_len"
-_WINDOW = re.compile(r"maximum context length is (?P<window>\d+) tokens")
+_WINDOW = re.compile(r"maximum context length is (?P<window>\d+) tokens|maximum model length of (?P<model>\d+)"
+                     r"|too long and exceeds limit of (?P<limit>\d+)")
 _REQUESTED = re.compile(r"requested (?P<requested>\d+) tokens \((?P<prompt>\d+) in the messages, "
                         r"(?P<completion>\d+) in the completion\)")
 _MAX_TOKENS = re.compile(r"'max_tokens' or 'max_completion_tokens' is too large: (?P<max_tokens>\d+)")
@@ -24,7 +25,8 @@ REQUEST_CAUSES = frozenset({
 
 
 def _request_context_overflow(evidence: Evidence) -> Diagnosis:
-    window = evidence.read(_WINDOW).get("window")
+    found_window = evidence.read(_WINDOW)
+    window = found_window.get("window") or found_window.get("model") or found_window.get("limit")
     requested = evidence.read(_REQUESTED)
     too_many = evidence.read(_MAX_TOKENS).get("max_tokens")
     values: dict[str, str | int | float] = {"window": int(window)} if window else {}
@@ -82,7 +84,8 @@ def _chat_template_missing(evidence: Evidence) -> Diagnosis:
 
 SIGNATURES: tuple[Signature, ...] = (
     signature(Cause.request_context_overflow,
-              r"maximum context length is \d+ tokens|'max_tokens' or 'max_completion_tokens' is too large",
+              r"maximum context length is \d+ tokens|'max_tokens' or 'max_completion_tokens' is too large"
+              r"|Prompt length of \d+ is longer than the maximum model length|is too long and exceeds limit of \d+",
               _request_context_overflow),
     signature(Cause.system_message_position, r"System message must be at the beginning", _system_message_position),
     signature(Cause.tool_parser_failure,
