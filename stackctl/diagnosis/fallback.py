@@ -36,6 +36,8 @@ _SERVICE_HINTS = {
     "prometheus": "`promtool check config` on the rendered prometheus.yml tests the configuration",
     "certbot": "`stackctl doctor` checks the hostname, ports 80/443 and the certificate directory",
     "filter-proxy": "`stackctl doctor` checks the ports and the .env keys",
+    "supervisord": "`stackctl status` shows which program would not start, and its own log "
+                   "(`stackctl logs SERVICE --explain`) why",
 }
 
 
@@ -69,15 +71,16 @@ def _with_error_line(lines: list[str], decisive: ErrorLine, context: DiagnosisCo
     service = context.service
     message = _shortened(decisive.text)
     summary = f"{service} stopped on: {message}" if fatal else f"{service}'s log reports an error: {message}"
-    return Diagnosis(Cause.unrecognised, summary, _fix(remedies, service), decisive.text,
+    return Diagnosis(Cause.unrecognised, summary, _fix(remedies, service, fatal), decisive.text,
                      Severity.fatal if fatal else Severity.advisory,
                      {"error": decisive.text, **({"remedies": ", ".join(r.name for r in remedies)} if remedies else {})})
 
 
-def _fix(remedies: list[Remedy], service: str) -> Fix:
+def _fix(remedies: list[Remedy], service: str, fatal: bool) -> Fix:
     if not remedies:
         hint = _SERVICE_HINTS.get(service)
-        return Fix(f"no fix is named in the log: the error line below is what stopped {service}; search it in the "
+        what = f"what stopped {service}" if fatal else f"the last error {service} logged"
+        return Fix(f"no fix is named in the log: the error shown is {what}; search it in the "
                    f"engine's or service's issues, and read the whole log with `stackctl logs {service}`"
                    + (f"; {hint}" if hint else ""))
     shown = remedies[:_REMEDIES_SHOWN]

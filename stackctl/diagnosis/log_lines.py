@@ -4,7 +4,7 @@ from the lines that say what went wrong.
 
 Every service of the stack logs errors its own way: Python exceptions and `ERROR` records (vLLM,
 the filter-proxy, certbot), `[emerg]`/`[crit]`/`[error]` (nginx), `level=error` (Prometheus, the
-exporters, Grafana's `lvl=eror`), `panic:` (Go), `CRIT`/`gave up` (supervisord) and `Error
+exporters, Grafana's `lvl=eror`), `panic:` (Go), logrus's `ERRO[0000]`, `CRIT`/`gave up`/`couldn't exec` (supervisord) and `Error
 response from daemon` (Docker, the NVIDIA container runtime).
 """
 
@@ -36,23 +36,27 @@ _TRACEBACK_NOISE = re.compile(
     r"exception|The above exception was the direct cause|\s+\.\.\.\s*$|\s*\[Previous line repeated)"
 )
 # A Python exception as it ends a traceback: `ValueError: ...`, `torch.OutOfMemoryError: ...`.
+# A class under a module path is an exception whatever its name, when a message follows it
+# (`certbot.errors.FailedChallenges: ...`).
 _EXCEPTION = re.compile(
-    r"^(?P<type>(?:[a-z_][\w]*\.)*[A-Z]\w*(?:Error|Exception|Exit|Failure|Fault|Interrupt|Denied|Timeout|NotFound))"
+    r"^(?P<type>(?:[a-z_][\w]*\.)*(?:[A-Z]\w*)?(?:Error|Exception|Exit|Failure|Fault|Interrupt|Denied|Timeout|NotFound)"
+    r"|(?:[a-z_][\w]*\.)+[A-Z]\w*(?=: ))"
     r"(?::\s*(?P<message>.*))?$"
 )
 _FATAL = re.compile(
     r"^panic: |\bfatal error: |\[(?:emerg|alert|crit)\]|\blevel=(?:fatal|crit)\b|\blvl=crit\b"
     r"|Error response from daemon|\bnvidia-container-cli: |\bOCI runtime (?:create|exec) failed"
     r"|^(?:Error|ERROR): |\bCRIT |\bgave up: |\bFATAL\b|\bCRITICAL\b|Segmentation fault|core dumped"
-    r"|\bKilled\b$|^Aborted\b",
+    r"|\bKilled\b$|^Aborted\b|^(?:FATA|PANI)\[\d+\]|^supervisor: couldn't ",
 )
 _ERROR = re.compile(
-    r"^(?:ERROR|E\d{4}) |\bERROR\b|\[error\]|\blevel=error\b|\blvl=eror\b|\berror: |An unexpected error occurred"
+    r"^(?:ERROR|E\d{4}) |^ERRO\[\d+\]|\bERROR\b|\[error\]|\blevel=error\b|\blvl=eror\b|\berror: "
+    r"|An unexpected error occurred"
     r"|^Error: |\bFailed to |\bfailed: |\bspawnerr\b|\berror=|\berr=\""
 )
 # Records a service logs below the error level (a "Failed to ..." there is survived).
 _QUIET = re.compile(
-    r"^(?:INFO|WARNING|WARN|DEBUG|NOTICE|I\d{4}|W\d{4})\b|\blevel=(?:info|warn|warning|debug)\b|\blvl=(?:info|warn|dbug)\b"
+    r"^(?:INFO|WARNING|WARN|DEBUG|DEBU|NOTICE|I\d{4}|W\d{4})\b|\blevel=(?:info|warn|warning|debug)\b|\blvl=(?:info|warn|dbug)\b"
     r"|\[(?:warn|notice|info|debug)\]|^\s*\S+ (?:INFO|WARNING|DEBUG) "
 )
 # Lines that report a failure without saying what it was (the cause is logged above them).
@@ -67,7 +71,7 @@ _WRAPPER = re.compile(
     r"|^RuntimeError: Worker failed|Engine core proc \S+ died unexpectedly|shutting down|Shutting down"
     r"|WorkerProc initialization failed due to an exception in a background process|CUDA call failed lazily"
     r"|For debugging consider passing CUDA_LAUNCH_BLOCKING|Compile with `TORCH_USE_CUDA_DSA`"
-    r"|^ERROR \S+ \S+ \[[\w.]+:\d+\]\s*$|error: exit status|^Error: exit status",
+    r"|^ERROR \S+ \S+ \[[\w.]+:\d+\]\s*$|error: exit status|^Error: exit status|child process was not spawned",
     re.IGNORECASE,
 )
 _CONTINUATION = re.compile(r"^\s+\S|^\s*Value error,|^\s*(?:Please|HINT|Hint|hint|Try|Consider|You can|To fix)\b")

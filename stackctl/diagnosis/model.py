@@ -40,6 +40,7 @@ class Cause(str, Enum):
     attention_sinks_unsupported = "attention-sinks-unsupported"
     ptxas_unknown_arch = "ptxas-unknown-arch"
     cpu_attention_head_size = "cpu-attention-head-size"
+    cuda_forked_subprocess = "cuda-forked-subprocess"
     # ports, shared memory and the links between processes and nodes
     port_in_use = "port-in-use"
     shm_too_small = "shm-too-small"
@@ -79,6 +80,7 @@ class Cause(str, Enum):
     # supervisord (the native runtime)
     supervisor_gave_up = "supervisor-gave-up"
     supervisor_command_missing = "supervisor-command-missing"
+    supervisor_spawn_failed = "supervisor-spawn-failed"
     # no signature knows it: the decisive error line and the remedy the log names (fallback.py)
     unrecognised = "unrecognised"
 

@@ -58,6 +58,8 @@ SIGNATURES: tuple[Signature, ...] = (
     signature(Cause.prometheus_storage_locked,
               r"lock DB directory|Locked by other process|Error opening memory "
               r"series storage: resource temporarily unavailable", _prometheus_storage_locked),
-    signature(Cause.grafana_data_permission, r"GF_PATHS_DATA='[^']+' is not writable", _grafana_data_permission),
+    signature(Cause.grafana_data_permission,
+              r"GF_PATHS_DATA='[^']+' is not writable|Migration failed err: unable to open database file",
+              _grafana_data_permission),
     signature(Cause.grafana_datasource_provisioning, r"Datasource provisioning error", _grafana_datasource_provisioning),
 )

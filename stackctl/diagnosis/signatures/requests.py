@@ -51,6 +51,15 @@ def _request_context_overflow(evidence: Evidence) -> Diagnosis:
 
 
 def _system_message_position(evidence: Evidence) -> Diagnosis:
+    if "alternate" in evidence.line.lower():
+        return found(evidence, Cause.system_message_position,
+                     "a client sent messages this model's chat template refuses: after at most one system message "
+                     "first, it wants user and assistant turns strictly alternating",
+                     Fix("clients must send one system message first (merge the others into it) and never two user "
+                         "or two assistant messages in a row; Anthropic clients through the filter-proxy get that "
+                         "(it places inline system text in place); or give vLLM a chat template that accepts them "
+                         "(--chat-template in vllm.extra_args)", key="vllm.extra_args", flag="--chat-template"),
+                     severity=Severity.advisory)
     return found(evidence, Cause.system_message_position,
                  "a client sent a system message after the first one, which this model's chat template refuses",
                  Fix("Anthropic clients (Claude Code) through the filter-proxy never send one: it places their inline "
@@ -85,11 +94,13 @@ def _chat_template_missing(evidence: Evidence) -> Diagnosis:
 SIGNATURES: tuple[Signature, ...] = (
     signature(Cause.request_context_overflow,
               r"maximum context length is \d+ tokens|'max_tokens' or 'max_completion_tokens' is too large"
-              r"|Prompt length of \d+ is longer than the maximum model length|is too long and exceeds limit of \d+",
+              r"|is longer than the maximum model length of \d+|is too long and exceeds limit of \d+",
               _request_context_overflow),
-    signature(Cause.system_message_position, r"System message must be at the beginning", _system_message_position),
+    signature(Cause.system_message_position,
+              r"System message must be at the beginning|[Cc]onversation roles must alternate user/assistant",
+              _system_message_position),
     signature(Cause.tool_parser_failure,
               r"Error in extracting tool call from response|Error trying to handle streaming tool call"
-              r"|_tool_parser\.py:\d+\]", _tool_parser_failure),
+              r"|_tool_parser\.py:\d+\]|_tool_parser\.py\", line \d+", _tool_parser_failure),
     signature(Cause.chat_template_missing, r"default chat template is no longer allowed", _chat_template_missing),
 )

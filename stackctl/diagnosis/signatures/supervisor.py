@@ -1,5 +1,6 @@
 """supervisord, which runs the native stack's processes: a program that exits when it should run
-(and after its retries, the supervisor giving up on it), a command that is not there."""
+(and after its retries, the supervisor giving up on it), a command that is not there, a program it
+cannot spawn (its directory, its executable, its user)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from stackctl.diagnosis.signature import ADVISORY, CONSEQUENCE, Signature, found
 
 _GAVE_UP = re.compile(r"gave up: (?P<program>[\w.-]+) entered FATAL state")
 _EXIT = re.compile(r"exited: (?P<program>[\w.-]+) \(exit status (?P<status>\d+); not expected\)")
-_MISSING = re.compile(r"can't find command '(?P<command>[^']+)'")
+_SPAWN = re.compile(r"couldn't (?P<what>exec|chdir to|setuid to) (?P<target>\S+): (?P<errno>E[A-Z]+)")
+_MISSING = re.compile(r"can't find command '(?P<command>[^']+)'|couldn't exec (?P<exec>\S+): ENOENT")
 
 
 def _supervisor_gave_up(evidence: Evidence) -> Diagnosis:
@@ -36,7 +38,8 @@ def _supervisor_gave_up(evidence: Evidence) -> Diagnosis:
 
 
 def _supervisor_command_missing(evidence: Evidence) -> Diagnosis:
-    command = evidence.read(_MISSING).get("command", "")
+    missing = evidence.read(_MISSING)
+    command = missing.get("command") or missing.get("exec") or ""
     return found(evidence, Cause.supervisor_command_missing,
                  f"supervisord cannot find the command {command or 'of a program'}",
                  Fix("install what the program runs: for vLLM the engine venv (`stackctl install-engine`; "
@@ -44,8 +47,31 @@ def _supervisor_command_missing(evidence: Evidence) -> Diagnosis:
                      "Debian packages (scripts/setup); then `stackctl up`"), **({"command": command} if command else {}))
 
 
+def _supervisor_spawn_failed(evidence: Evidence) -> Diagnosis:
+    spawn = evidence.read(_SPAWN)
+    what, target, errno = spawn.get("what", "exec"), spawn.get("target", "?"), spawn.get("errno", "")
+    if what == "chdir to":
+        summary = f"supervisord could not enter the program's directory {target} ({errno})"
+        text = (f"the program's directory {target} is {'missing' if errno == 'ENOENT' else 'not open to its user'}: "
+                "stackctl points it at the stack directory, so run `stackctl up` from where stack.yaml is now (it "
+                "rewrites supervisord's configuration) and make that directory readable by the user it runs as")
+    elif what == "setuid to":
+        summary = f"supervisord could not switch to the user {target} ({errno})"
+        text = "run `stackctl up` as the user who owns the stack directory (supervisord runs as you, without user=)"
+    else:
+        summary = f"supervisord could not run {target} ({errno}): it is not executable by the program's user"
+        text = (f"make {target} executable and readable by you (`ls -l`, `chmod +x`), and the directories above it "
+                "open to you; for vLLM it is the engine venv's interpreter: `stackctl install-engine` rebuilds it")
+    return found(evidence, Cause.supervisor_spawn_failed, summary, Fix(text),
+                 **({"target": target} if target != "?" else {}), **({"errno": errno} if errno else {}))
+
+
 SIGNATURES: tuple[Signature, ...] = (
-    signature(Cause.supervisor_command_missing, r"can't find command '", _supervisor_command_missing),
+    signature(Cause.supervisor_spawn_failed,
+              r"couldn't (?:chdir to|setuid to) \S+: E[A-Z]+|couldn't exec \S+: E(?!NOENT)[A-Z]+",
+              _supervisor_spawn_failed),
+    signature(Cause.supervisor_command_missing, r"can't find command '|couldn't exec \S+: ENOENT",
+              _supervisor_command_missing),
     signature(Cause.supervisor_gave_up, r"gave up: [\w.-]+ entered FATAL state", _supervisor_gave_up, CONSEQUENCE),
     signature(Cause.supervisor_gave_up, r"exited: [\w.-]+ \(exit status \d+; not expected\)", _supervisor_gave_up,
               ADVISORY + 1),

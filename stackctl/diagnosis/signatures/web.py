@@ -60,16 +60,19 @@ def _nginx_upstream_host_unknown(evidence: Evidence) -> Diagnosis:
     host = evidence.read(re.compile(r"host not found in upstream \"(?P<host>[^\"]+)\"")).get("host", "")
     return found(evidence, Cause.nginx_upstream_host_unknown,
                  f"nginx cannot resolve its upstream {host}, so it does not start",
-                 Fix("stackctl's upstreams are addresses: on one box 127.0.0.1, on a split stack the GPU hosts' "
-                     "address: under hosts: in stack.yaml; use IP addresses there (or names this host resolves: "
-                     "`getent hosts NAME`), then `stackctl up`", key="hosts"), **({"upstream": host} if host else {}))
+                 Fix(f"{f'{host} does not resolve here (`getent hosts {host}`): ' if host else ''}stackctl's "
+                     "upstreams are addresses: on one box 127.0.0.1, on a split stack the GPU hosts' address under "
+                     "hosts: in stack.yaml; use IP addresses there (or names this host resolves), then `stackctl up`",
+                     key="hosts"), **({"upstream": host} if host else {}))
 
 
-_ACME_DOMAIN = re.compile(r"Domain: (?P<domain>\S+)|for domain (?P<challenge>\S+)")
+_ACME_DOMAIN = re.compile(r"Domain: (?P<domain>\S+)|for domain (?P<challenge>\S+)"
+                          r"|Failed authorization procedure\. ?(?P<procedure>[\w.-]+) \(http-01\)")
 
 
 def _certbot_challenge_unreachable(evidence: Evidence) -> Diagnosis:
-    domain = next(iter(evidence.all_found(_ACME_DOMAIN, "domain") or evidence.all_found(_ACME_DOMAIN, "challenge")), "")
+    domain = next(iter(evidence.all_found(_ACME_DOMAIN, "domain") or evidence.all_found(_ACME_DOMAIN, "challenge")
+                       or evidence.all_found(_ACME_DOMAIN, "procedure")), "")
     return found(evidence, Cause.certbot_challenge_unreachable,
                  f"Let's Encrypt could not fetch the HTTP challenge for {domain or 'the hostname'} from this host",
                  Fix("the hostname in stack.yaml must resolve to this host's public address and port 80 must be "
@@ -108,7 +111,8 @@ SIGNATURES: tuple[Signature, ...] = (
     signature(Cause.nginx_upstream_host_unknown, r"host not found in upstream", _nginx_upstream_host_unknown),
     signature(Cause.certbot_challenge_unreachable,
               r"Timeout during connect|Invalid response from https?://\S+/\.well-known/acme-challenge"
-              r"|Connection refused.*acme-challenge", _certbot_challenge_unreachable),
+              r"|Connection refused.*acme-challenge|The server could not connect to the client to verify the domain",
+              _certbot_challenge_unreachable),
     signature(Cause.certbot_challenge_unreachable, r"Certbot failed to authenticate some domains|Some challenges have "
               r"failed", _certbot_challenge_unreachable, CONSEQUENCE),
     signature(Cause.certbot_dns_missing, r"DNS problem: NXDOMAIN looking up (?:A|AAAA) for", _certbot_dns_missing),

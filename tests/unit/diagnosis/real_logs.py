@@ -1,6 +1,6 @@
 """The real logs under tests/data/: one file per log, a `# source: <issue URL>` line, then the log.
 
-tests/data/service_failures/ (every service of the stack) and tests/data/heldout_failures/ add
+tests/data/service_failures/ (every service of the stack) and tests/data/heldout_*/ add
 header lines: `# service: NAME` (whose log it is) and, held-out only, `# fix: field=value, ...`
 (what a right fix names: any one suffices)."""
 

@@ -33,6 +33,8 @@ class Expect:
 
 
 BY_CLASS: dict[Cause, Expect] = {
+    C.cuda_forked_subprocess: Expect("vllm.environment", env="VLLM_WORKER_MULTIPROC_METHOD", says=("spawn",)),
+    C.supervisor_spawn_failed: Expect(),
     C.attention_sinks_unsupported: Expect("vllm.extra_args", "--attention-backend"),
     C.container_cuda_requirement: Expect("images.vllm", says=("driver",)),
     C.no_gpu_runtime: Expect(says=("nvidia-ctk runtime configure", "cdi generate")),
@@ -80,6 +82,9 @@ VALUES: dict[str, dict] = {
     "certbot_dns_missing__plexactyl-issue-15": {"domain": "client.bytehosting.us"},
     "supervisor_gave_up__supervisor-issue-578": {"program": "shadowsocks", "exit_status": 1},
     "supervisor_command_missing__supervisor-issue-748": {"command": "ssserver"},
+    "supervisor_spawn_failed__supervisor-issue-1383": {"target": "mytool", "errno": "EACCES"},
+    "supervisor_spawn_failed__azuracast-issue-1701": {"target": "/var/azuracast/stations/rush/config",
+                                                      "errno": "EACCES"},
     "grafana_data_permission__varken-issue-178": {"path": "/config/data"},
 }
 LOGS = sorted(SERVICE_FAILURES.glob("*.log"))
