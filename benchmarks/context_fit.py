@@ -40,11 +40,11 @@ import httpx
 from prefix_cache import CLIENT_KEY, proxy
 
 from stackctl.proxy.app import create_app
-from stackctl.proxy.context_fit import ContextFit
+from stackctl.proxy.backend.window_fit import WindowFit
 from stackctl.proxy.settings import ProxySettings
-from tests.integration.proxy.scripted_backend import SERVED_MODEL, ScriptedBackend, Turn
-from tests.integration.proxy.servers import ServerThread
 from tests.support.npm_clients import CLAUDE_CODE, installed
+from tests.support.proxy.scripted_backend import SERVED_MODEL, ScriptedBackend, Turn
+from tests.support.proxy.servers import ServerThread
 from tests.support.vllm_server import running_vllm
 
 
@@ -55,7 +55,7 @@ def main() -> None:
     anthropic_body, chat_body = capture_claude_code_request()
     print(f"Claude Code's first request: {len(anthropic_body)} bytes (Anthropic), {len(chat_body)} bytes "
           "(translated for vLLM)")
-    fit = ContextFit(windows={"tiny": 131072})
+    fit = WindowFit(windows={"tiny": 131072})
     fit.learn("tiny", "anthropic", len(anthropic_body), 34_600)
     per_call = min(timeit.repeat(lambda: fit.budget("tiny", "anthropic", len(anthropic_body), 32000),
                                  number=10_000, repeat=5)) / 10_000

@@ -54,7 +54,7 @@ def serve_backend(port: int) -> None:
     import uvicorn
 
     sys.path.insert(0, str(REPO))
-    from tests.integration.proxy.scripted_backend import ScriptedBackend
+    from tests.support.proxy.scripted_backend import ScriptedBackend
 
     scripted = ScriptedBackend()
     timings: dict[str, float] = {}  # soak id -> seconds from request to first body byte

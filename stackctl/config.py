@@ -106,6 +106,35 @@ class VllmOptions(_Strict):
         return args
 
 
+class EngineOptions(_Strict):
+    """The vLLM a native stack runs: an interpreter that is already installed (a vLLM venv beside
+    the stack, NGC's python), instead of the venv `stackctl install-engine` makes."""
+
+    # e.g. ~/vllm-env/bin/python; unset: stackctl's own engine venv (CPU build, or the CUDA build
+    # the compatibility table pins).
+    python: str | None = None
+    # Variables that engine needs at serve time (e.g. VLLM_USE_FLASHINFER_SAMPLER: "0" where
+    # FlashInfer is not installed); secrets belong in .env.
+    environment: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("python")
+    @classmethod
+    def _interpreter_path(cls, python: str | None) -> str | None:
+        if python is not None and not python.strip():
+            raise ValueError("give the engine's interpreter, e.g. ~/vllm-env/bin/python, or remove engine.python")
+        return python
+
+    @field_validator("environment")
+    @classmethod
+    def _no_secrets(cls, environment: dict[str, str]) -> dict[str, str]:
+        for name in environment:
+            if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+                raise ValueError(f"'{name}' is not an environment variable name")
+            if name in {"VLLM_API_KEY", "HF_TOKEN"}:
+                raise ValueError(f"{name} is a secret: it lives in .env, not in stack.yaml")
+        return environment
+
+
 class WebSearchOptions(_Strict):
     """Who runs web searches for Anthropic clients (Claude Code's web_search tool)."""
 
@@ -169,6 +198,8 @@ class StackConfig(_Strict):
     services: Services = Field(default_factory=Services)
     ports: Ports = Field(default_factory=Ports)
     vllm: VllmOptions = Field(default_factory=VllmOptions)
+    # Native runtime: which vLLM runs (bring your own interpreter).
+    engine: EngineOptions = Field(default_factory=EngineOptions)
     web_search: WebSearchOptions = Field(default_factory=WebSearchOptions)
     limits: LimitsOptions = Field(default_factory=LimitsOptions)
     hf_cache: str = "~/.cache/huggingface"

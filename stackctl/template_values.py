@@ -78,7 +78,7 @@ def template_context(config: StackConfig, layout: StackLayout, runtime: Runtime)
         "vllm_invocation": {"entrypoint": list(invocation.entrypoint) if invocation.entrypoint is not None else None,
                             "command": list(invocation.command)},
         "vllm_extra_volumes": list(model.mounts),
-        "vllm_environment": _vllm_environment(config, host.ray),
+        "vllm_environment": _vllm_environment(config, host.ray, runtime.engine_environment()),
         "vllm_image": config.images.get("vllm", default_vllm_image(config.hardware_profile, config.model_profile)),
         "proxy_args": proxy_args(config, host=host.proxy_bind),
         "own_images": own_images,
@@ -100,10 +100,10 @@ def vllm_service_image(config: StackConfig, own_images: dict[str, dict[str, Any]
     return default_vllm_image(config.hardware_profile, config.model_profile)
 
 
-def _vllm_environment(config: StackConfig, ray: RayPlan | None) -> list[str]:
-    """The hardware's engine variables; on a Ray node, the link's (which replace VLLM_HOST_IP);
-    then the user's own (vllm.environment), which win."""
-    values = dict(config.hardware_profile.vllm_environment)
+def _vllm_environment(config: StackConfig, ray: RayPlan | None, engine: dict[str, str]) -> list[str]:
+    """The hardware's engine variables, then the engine's own (a native interpreter's); on a Ray
+    node, the link's (which replace VLLM_HOST_IP); then the user's own (vllm.environment), which win."""
+    values = {**dict(config.hardware_profile.vllm_environment), **engine}
     if ray is not None:
         values.update(item.split("=", 1) for item in ray.environment())
     values.update(config.vllm.environment)

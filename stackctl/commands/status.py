@@ -20,7 +20,8 @@ def status(ctx: typer.Context, runtime: RuntimeOption = None, host: HostOption =
         "service", "state", "pid", "health",
         Column("url", overflow="fold"), "uptime", "restarts", Column("detail", overflow="fold"),
     )  # fmt: skip
-    for row in stack.runtime.status(stack.services()):
+    services = stack.services()
+    for row in stack.runtime.status(services):
         health = {True: "[green]healthy[/green]", False: "[red]unhealthy[/red]", None: "-"}[row.healthy]
         state = {"running": "[green]running[/green]", "dead": "[red]dead[/red]"}.get(row.state, row.state)
         uptime = f"{row.uptime_s:.0f} s" if row.uptime_s is not None else "-"
@@ -28,3 +29,6 @@ def status(ctx: typer.Context, runtime: RuntimeOption = None, host: HostOption =
         restarts = "-" if row.restarts is None else str(row.restarts)
         table.add_row(row.name, state, str(row.pid or "-"), health, row.url or "-", uptime, restarts, detail)
     console.print(table)
+    engine = stack.runtime.engine_in_use(services)
+    if engine is not None:
+        console.print(f"engine: {engine.what} — {engine.where} ({engine.origin})")

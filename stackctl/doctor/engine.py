@@ -11,6 +11,8 @@ import re
 from stackctl.doctor.context import DoctorContext
 from stackctl.doctor.gpu import _driver_version, _major
 from stackctl.doctor.result import CheckResult, fail, ok, warn
+from stackctl.engine.choice import NativeEngine, native_engine
+from stackctl.engine.probe import probe_engine
 from stackctl.profiles.compat import best_image, engine_serves, image_facts, min_driver
 
 IMAGE_RUN_TIMEOUT_S = 180
@@ -52,10 +54,16 @@ def check_engine(ctx: DoctorContext) -> CheckResult:
 
 
 def check_engine_version(ctx: DoctorContext) -> CheckResult:
-    """The vLLM a local image really carries (`import vllm` in a throwaway container)."""
+    """The vLLM a local image really carries (`import vllm` in a throwaway container); natively,
+    `import vllm` in the engine's interpreter and the GPUs its torch sees."""
     name = "engine-version"
-    if not ctx.config.hardware_profile.has_gpu or not ctx.runtime.needs_docker:
-        return ok(name, "not an image (native or CPU engine; see the engine check)")
+    if not ctx.config.hardware_profile.has_gpu:
+        return ok(name, "vLLM's CPU build (see the engine check)")
+    if not ctx.runtime.needs_docker:
+        engine = native_engine(ctx.config)
+        if not engine.python.exists():
+            return ok(name, f"{engine.python} is not installed yet (see the engine check)")
+        return _native_engine_imports(ctx, name, engine)
     image = str(ctx.services["vllm"].compose.get("image", ""))
     if _inspect(ctx, image) is None:
         return ok(name, f"{image} is not pulled yet: the engine check used stackctl's table")
@@ -105,6 +113,9 @@ def _native_engine(ctx: DoctorContext, name: str, architecture: str | None) -> C
     from stackctl.engine.gpu_install import installed_gpu_engines
     from stackctl.engine.install import EngineInstallError
 
+    brought = native_engine(ctx.config)
+    if brought.brought:
+        return _brought_engine(ctx, name, brought, architecture)
     driver = _driver_major(ctx)
     engine = serving_gpu_engine(ctx.config)
     if engine is not None:
@@ -123,6 +134,52 @@ def _native_engine(ctx: DoctorContext, name: str, architecture: str | None) -> C
     found = (f"installed CUDA engines ({older}) predate {architecture}; " if older else "no CUDA engine installed yet; ")
     return warn(name, found + f"`up` installs vLLM {plan.vllm} (torch {plan.torch}, CUDA {plan.cuda}): {plan.reason}",
                 "run `stackctl install-engine` now to download it (about 2.5 GB) before `up`")
+
+
+def _brought_engine(ctx: DoctorContext, name: str, engine: NativeEngine, architecture: str | None) -> CheckResult:
+    """stack.yaml's engine.python, from its installed metadata (no import: `doctor` imports it)."""
+    probe = probe_engine(engine.python)
+    where = f"engine.python {engine.python}"
+    if probe.error or not probe.vllm:
+        found = f"{where}: {probe.error or 'vLLM is not installed there'}"
+        return fail(name, found, "point engine.python in stack.yaml at the python of an environment that has vLLM "
+                    "(e.g. ~/vllm-env/bin/python), or remove engine.python to let stackctl install one")
+    verdict = engine_serves(probe.vllm, architecture)
+    found = f"{where}: {probe.summary}; {verdict.reason}"
+    if verdict.ok is False:
+        return fail(name, found, f"install a newer vLLM there (`{engine.python} -m pip install 'vllm>={_floor(architecture)}'`), "
+                    "or remove engine.python to let stackctl install one that serves the model")
+    return ok(name, found)
+
+
+def _native_engine_imports(ctx: DoctorContext, name: str, engine: NativeEngine) -> CheckResult:
+    """`import vllm` in the native engine's interpreter, and the GPUs its torch sees."""
+    probe = probe_engine(engine.python, deep=True)
+    where = f"{engine.python} ({engine.origin})"
+    if probe.error:
+        return fail(name, f"{where}: {probe.error}", "the engine cannot start: repair that environment (the error "
+                    "names the missing or broken package), or point engine.python at one that imports vLLM")
+    found = f"{where}: {probe.summary}"
+    if not probe.cuda:
+        return fail(name, f"{found}: its torch is a CPU build", "install the CUDA torch that vLLM pins there "
+                    f"(`{engine.python} -m pip install torch=={(probe.torch or '').split('+')[0]}` from PyPI), or "
+                    "point engine.python at an environment with a CUDA torch")
+    if not probe.gpus:
+        driver = _driver_major(ctx)
+        needs = min_driver(probe.cuda)
+        if driver is not None and driver < needs:
+            return fail(name, f"{found}: sees no GPU; its CUDA {probe.cuda} needs driver >= {needs}, found {driver}",
+                        f"install nvidia-driver-{needs}-open (`sudo apt install nvidia-driver-{needs}-open`) and reboot")
+        return fail(name, f"{found}: torch sees no GPU", "check `nvidia-smi` and that CUDA_VISIBLE_DEVICES (if set) "
+                    "names a GPU of this host")
+    return ok(name, f"{found}; imports and sees {len(probe.gpus)} GPU(s): {', '.join(sorted(set(probe.gpus)))}")
+
+
+def _floor(architecture: str | None) -> str:
+    from stackctl.profiles.compat import architecture_floor
+
+    floor = architecture_floor(architecture)
+    return floor.vllm if floor else "0"
 
 
 def _driver_major(ctx: DoctorContext) -> int | None:

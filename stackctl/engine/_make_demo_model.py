@@ -1,7 +1,10 @@
 """Write the tiny random-weight demo model. Runs INSIDE the engine venv (torch, transformers and
 tokenizers live there, not in stackctl's env), as a plain script: it must not import stackctl.
 
-Usage: python _make_demo_model.py OUT_DIR CHAT_TEMPLATE_FILE
+Usage: python _make_demo_model.py OUT_DIR CHAT_TEMPLATE_FILE [SHAPE_JSON]
+
+SHAPE_JSON (optional) sizes a Qwen3-style model like a real one for a GPU (see `sized_model`);
+without it, the tiny Qwen2-style demo model.
 """
 
 import json
@@ -132,5 +135,74 @@ def main(out_dir: Path, template_file: Path) -> None:
     print(json.dumps({"vocab_size": raw.get_vocab_size(), "token_ids": ids}))
 
 
+def sized_model(out_dir: Path, template_file: Path, shape: dict) -> None:
+    """A Qwen3-style model with a real model's widths (e.g. Qwen3-8B's: hidden 4096, 32 query and 8
+    KV heads of 128, MLP 12288, a 151936-row vocabulary) and fewer layers: what a GPU spends per
+    token on attention, MLP, the LM head and sampling is a real model's, per layer.
+
+    The tokenizer is the demo's (1024 tokens), so the vocabulary rows past it and the special
+    tokens are pushed far below every real token: sampling never leaves the tokenizer and never
+    ends the turn, so every reply runs to max_tokens (benchmarks compare routes at equal length).
+    The layers' output projections are scaled down, so each token's embedding decides the next
+    logits and those margins hold whatever the width (random layers at full scale would swamp them).
+    """
+    import torch
+    from transformers import (
+        GenerationConfig,
+        PreTrainedTokenizerFast,
+        Qwen3Config,
+        Qwen3ForCausalLM,
+    )
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    raw = build_tokenizer()
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=raw, eos_token="<|im_end|>", pad_token="<|endoftext|>",
+        model_max_length=shape["max_positions"], clean_up_tokenization_spaces=False,
+    )
+    tokenizer.chat_template = template_file.read_text()
+    tokenizer.save_pretrained(out_dir)
+    ids = {t: raw.token_to_id(t) for t in SPECIAL_TOKENS + TOOL_TOKENS}
+    hidden = shape["hidden_size"]
+    config = Qwen3Config(
+        vocab_size=shape["vocab_size"], hidden_size=hidden, intermediate_size=shape["intermediate_size"],
+        num_hidden_layers=shape["layers"], num_attention_heads=shape["heads"],
+        num_key_value_heads=shape["kv_heads"], head_dim=shape["head_dim"],
+        max_position_embeddings=shape["max_positions"], rope_theta=1_000_000.0, tie_word_embeddings=True,
+        bos_token_id=ids["<|endoftext|>"], eos_token_id=ids["<|im_end|>"], pad_token_id=ids["<|endoftext|>"],
+        torch_dtype=shape["dtype"],
+    )
+    dtype = getattr(torch, shape["dtype"])
+    torch.manual_seed(SEED)
+    # Billions of weights initialise in seconds on a GPU, minutes on a CPU.
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    with torch.device(device):
+        model = Qwen3ForCausalLM(config).to(dtype)
+    with torch.no_grad():
+        for layer in model.model.layers:
+            layer.self_attn.o_proj.weight.mul_(shape["layer_scale"])
+            layer.mlp.down_proj.weight.mul_(shape["layer_scale"])
+        embeddings = model.model.embed_tokens.weight
+        shared = torch.randn(hidden, generator=torch.Generator().manual_seed(SEED)).to(device, dtype)
+        shared /= shared.norm()
+        # Noise kept at the tiny model's size (relative to the shared direction), whatever the width.
+        embeddings.mul_((128 / hidden) ** 0.5)
+        embeddings += SHARED_DIRECTION * shared
+        real = raw.get_vocab_size()
+        embeddings[real:] = -SHARED_DIRECTION * shared
+        for token_id in ids.values():
+            embeddings[token_id] = -SHARED_DIRECTION * shared
+    model.save_pretrained(out_dir, safe_serialization=True)
+    GenerationConfig(
+        bos_token_id=ids["<|endoftext|>"], eos_token_id=[ids["<|im_end|>"], ids["<|endoftext|>"]],
+        pad_token_id=ids["<|endoftext|>"],
+    ).save_pretrained(out_dir)
+    print(json.dumps({"vocab_size": shape["vocab_size"], "tokenizer_size": real, "token_ids": ids,
+                      "parameters": sum(p.numel() for p in model.parameters())}))
+
+
 if __name__ == "__main__":
-    main(Path(sys.argv[1]), Path(sys.argv[2]))
+    if len(sys.argv) > 3:
+        sized_model(Path(sys.argv[1]), Path(sys.argv[2]), json.loads(sys.argv[3]))
+    else:
+        main(Path(sys.argv[1]), Path(sys.argv[2]))

@@ -1,8 +1,11 @@
-"""Which native engine a stack runs: vLLM's CPU build on `hardware: cpu`, else a CUDA venv that
-serves the model (the newest installed one that does, or the one `install-engine` would make)."""
+"""Which native engine a stack runs: the interpreter stack.yaml names (`engine.python`), else
+vLLM's CPU build on `hardware: cpu`, else a CUDA venv that serves the model (the newest installed
+one that does, or the one `install-engine` would make)."""
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from stackctl.config import StackConfig
@@ -15,6 +18,21 @@ from stackctl.engine.gpu_install import (
 )
 from stackctl.engine.install import default_engine_dir, engine_python
 from stackctl.profiles.compat import engine_serves
+
+_MARKER = "stackctl-engine.json"
+
+
+@dataclass(frozen=True)
+class NativeEngine:
+    """The interpreter the native vLLM service runs with (it may not be installed yet) and why."""
+
+    python: Path
+    # Where it comes from, in the user's words: "engine.python in stack.yaml", "stackctl's CPU build", ...
+    origin: str
+    # Variables the engine needs at serve time: its install's (a lean bundle's), then stack.yaml's.
+    environment: dict[str, str] = field(default_factory=dict)
+    # The user's own interpreter (engine.python): stackctl installs nothing for it.
+    brought: bool = False
 
 
 def uses_cuda_engine(config: StackConfig) -> bool:
@@ -34,17 +52,38 @@ def plan_for(config: StackConfig, driver_major: int | None = None, **options) ->
     return plan_gpu_engine(config.model_profile.architecture, driver_major, **options)
 
 
-def native_engine_python(config: StackConfig) -> Path:
-    """The interpreter the native vLLM service runs with (it may not be installed yet)."""
+def native_engine(config: StackConfig) -> NativeEngine:
+    """The engine a native stack runs, decided here only."""
+    if config.engine.python:
+        python = Path(config.engine.python).expanduser()
+        return NativeEngine(python, "engine.python in stack.yaml",
+                            {**_install_environment(python), **config.engine.environment}, brought=True)
     if not uses_cuda_engine(config):
-        return engine_python(default_engine_dir())
+        python = engine_python(default_engine_dir())
+        return NativeEngine(python, "stackctl's vLLM CPU build", dict(config.engine.environment))
     installed = serving_gpu_engine(config)
     if installed is not None:
-        return installed.python
+        return NativeEngine(installed.python, f"installed by stackctl ({installed.engine_dir.name})",
+                            {**_install_environment(installed.python), **config.engine.environment})
     try:
-        return engine_python(gpu_engine_dir(plan_for(config).vllm))
+        planned = plan_for(config).vllm
     except Exception:  # noqa: BLE001 - no wheel serves the model: `up` and doctor say why
-        return engine_python(gpu_engine_dir("none"))
+        planned = "none"
+    return NativeEngine(engine_python(gpu_engine_dir(planned)), f"not installed yet: `up` installs vLLM {planned}",
+                        dict(config.engine.environment))
+
+
+def native_engine_python(config: StackConfig) -> Path:
+    return native_engine(config).python
+
+
+def _install_environment(python: Path) -> dict[str, str]:
+    """What the install recorded that the engine needs (e.g. a lean bundle's sampler switch)."""
+    try:
+        recorded = json.loads((python.parent.parent / _MARKER).read_text()).get("environment")
+    except (OSError, ValueError, AttributeError):
+        return {}
+    return {str(key): str(value) for key, value in recorded.items()} if isinstance(recorded, dict) else {}
 
 
 def host_driver_major() -> int | None:

@@ -12,20 +12,32 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from stackctl.proxy.anthropic_routes import AnthropicRoutes
+from stackctl.proxy.anthropic.routes import AnthropicRoutes
+from stackctl.proxy.anthropic.web_search.ddgs_search import DdgsSearch
+from stackctl.proxy.anthropic.web_search.search_backend import SearchBackend
+from stackctl.proxy.anthropic.web_search.searxng_search import SearxngSearch
 from stackctl.proxy.auth import ANONYMOUS, KeyChecker
-from stackctl.proxy.backend import Backend
-from stackctl.proxy.backend_queue import BackendQueueWatch
+from stackctl.proxy.backend.client import Backend
+from stackctl.proxy.backend.queue_watch import BackendQueueWatch
 from stackctl.proxy.context import ProxyContext, log
 from stackctl.proxy.errors import ApiFormat, InvalidRequest, ModelNotFound, ProxyError
 from stackctl.proxy.http_io import error_response
 from stackctl.proxy.metrics import ProxyMetrics
 from stackctl.proxy.model_router import ModelRouter
-from stackctl.proxy.openai_routes import OpenAIRoutes
+from stackctl.proxy.openai.routes import OpenAIRoutes
 from stackctl.proxy.rate_limits import KeyLimiter
 from stackctl.proxy.route import RouteSpec, wrap
-from stackctl.proxy.search import SearchBackend, build_search_backend
 from stackctl.proxy.settings import ProxySettings
+
+
+def build_search_backend(settings: ProxySettings) -> SearchBackend | None:
+    """The configured web-search backend; None when web search is off."""
+    if settings.search_backend == "searxng":
+        assert settings.searxng_url  # build_settings refuses searxng without a URL
+        return SearxngSearch(settings.searxng_url, timeout_s=settings.search_timeout_s)
+    if settings.search_backend == "ddgs":
+        return DdgsSearch(timeout_s=settings.search_timeout_s)
+    return None
 
 
 def create_app(

@@ -3,13 +3,17 @@ uvicorn. Nothing else."""
 
 from __future__ import annotations
 
+import functools
+import inspect
 import logging
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any, get_args, get_origin, get_type_hints
 
 import typer
 
+from stackctl.proxy.limit_settings import KNOBS, LimitOptions
 from stackctl.proxy.settings import ProxyConfigError, build_settings
 
 proxy_app = typer.Typer(
@@ -24,7 +28,43 @@ def _group() -> None:
     """Keeps `serve` a sub-command even while it is the only one."""
 
 
+def _with_limit_flags(command: Callable[..., None]) -> Callable[..., None]:
+    """`command` takes `limits: LimitOptions`; the CLI shows one flag per LimitOptions field in
+    its place (flag, variable and help from the field), gathered back into a LimitOptions."""
+    signature = inspect.signature(command, eval_str=True)
+    flags = [
+        inspect.Parameter(
+            name,
+            inspect.Parameter.POSITIONAL_OR_KEYWORD,
+            default=None,
+            annotation=Annotated[_flag_type(name), typer.Option(knob.flag, help=knob.help)],
+        )
+        for name, knob in KNOBS.items()
+    ]
+    parameters = []
+    for parameter in signature.parameters.values():
+        parameters.extend(flags if parameter.name == "limits" else [parameter])
+
+    @functools.wraps(command)
+    def with_flags(**given: Any) -> None:
+        # typer hands a repeated flag over as a list; LimitOptions, frozen, keeps a tuple.
+        knobs = {name: given.pop(name) for name in KNOBS}
+        knobs = {name: tuple(value) if isinstance(value, list) else value for name, value in knobs.items()}
+        command(**given, limits=LimitOptions(**knobs))
+
+    with_flags.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
+    with_flags.__annotations__ = {parameter.name: parameter.annotation for parameter in parameters}
+    return with_flags
+
+
+def _flag_type(name: str) -> Any:
+    """The type typer parses a knob's flag as: a repeatable flag (a tuple field) is a list."""
+    hint = get_type_hints(LimitOptions)[name]
+    return list[str] | None if tuple in [get_origin(arg) for arg in get_args(hint)] else hint
+
+
 @proxy_app.command()
+@_with_limit_flags
 def serve(
     backend: Annotated[
         str, typer.Option(help="OpenAI-compatible backend, e.g. http://127.0.0.1:8000")
@@ -56,49 +96,7 @@ def serve(
         str | None,
         typer.Option(help="SearXNG base URL for --search-backend searxng."),
     ] = None,
-    max_concurrent: Annotated[
-        int | None,
-        typer.Option(
-            help="Per API key: requests served at once; 0 = no limit "
-            "(or STACKCTL_PROXY_MAX_CONCURRENT)."
-        ),
-    ] = None,
-    requests_per_minute: Annotated[
-        int | None,
-        typer.Option(
-            help="Per API key: requests admitted in any 60 s; 0 = no limit "
-            "(or STACKCTL_PROXY_REQUESTS_PER_MINUTE)."
-        ),
-    ] = None,
-    tokens_per_minute: Annotated[
-        int | None,
-        typer.Option(
-            help="Per API key: tokens charged in any 60 s; 0 = no limit "
-            "(or STACKCTL_PROXY_TOKENS_PER_MINUTE)."
-        ),
-    ] = None,
-    key_limit: Annotated[
-        list[str] | None,
-        typer.Option(
-            help="KEY_NAME:LIMIT=N,... overrides for one key, e.g. "
-            "ci:max_concurrent=2,requests_per_minute=30 (or STACKCTL_PROXY_KEY_LIMITS, "
-            "entries separated by ';')."
-        ),
-    ] = None,
-    max_backend_waiting: Annotated[
-        int | None,
-        typer.Option(
-            help="Refuse new requests (529/503) while vLLM has more than this many waiting; "
-            "0 = off (or STACKCTL_PROXY_MAX_BACKEND_WAITING)."
-        ),
-    ] = None,
-    backend_poll_seconds: Annotated[
-        float | None,
-        typer.Option(
-            help="How often to read the backend's queue length (default 1; or "
-            "STACKCTL_PROXY_BACKEND_POLL_SECONDS)."
-        ),
-    ] = None,
+    limits: LimitOptions | None = None,  # one flag per knob: see _with_limit_flags
     system_placement: Annotated[
         str | None,
         typer.Option(
@@ -120,12 +118,7 @@ def serve(
             no_auth=no_auth,
             search_backend=search_backend,
             searxng_url=searxng_url,
-            max_concurrent=max_concurrent,
-            requests_per_minute=requests_per_minute,
-            tokens_per_minute=tokens_per_minute,
-            key_limits=key_limit or None,
-            max_backend_waiting=max_backend_waiting,
-            backend_poll_s=backend_poll_seconds,
+            limits=limits,
             system_placement=system_placement,
         )
     except ProxyConfigError as error:

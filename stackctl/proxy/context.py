@@ -7,15 +7,15 @@ import logging
 import time
 from dataclasses import dataclass, field
 
+from stackctl.proxy.anthropic.web_search.search_backend import SearchBackend
 from stackctl.proxy.auth import KeyChecker
-from stackctl.proxy.backend import Backend
-from stackctl.proxy.backend_queue import BackendQueueWatch
-from stackctl.proxy.context_fit import ContextFit
+from stackctl.proxy.backend.client import Backend
+from stackctl.proxy.backend.queue_watch import BackendQueueWatch
+from stackctl.proxy.backend.window_fit import WindowFit
 from stackctl.proxy.errors import ProxyError
 from stackctl.proxy.metrics import ProxyMetrics
 from stackctl.proxy.model_router import ModelRouter
 from stackctl.proxy.rate_limits import KeyLimiter
-from stackctl.proxy.search.base import SearchBackend
 from stackctl.proxy.settings import ProxySettings
 
 log = logging.getLogger("stackctl.proxy")
@@ -34,7 +34,7 @@ class ProxyContext:
     limiter: KeyLimiter
     queue: BackendQueueWatch
     search: SearchBackend | None = None  # None: web search is off
-    fit: ContextFit = field(default_factory=ContextFit)
+    fit: WindowFit = field(default_factory=WindowFit)
     _refreshed_at: float = field(default=-1e9)
 
     async def refresh_models(self) -> None:

@@ -3,6 +3,9 @@
 Every number is a ceiling and 0 means "no limit", so a proxy started without any of them
 behaves as before. Flags win over the environment; `--key-limit` entries, when given, replace
 STACKCTL_PROXY_KEY_LIMITS as a whole.
+
+The knobs are listed once, in `LimitOptions`: each field names its flag, its variable and its
+help; the CLI makes its flags from them (cli.py) and this module reads them back.
 """
 
 from __future__ import annotations
@@ -10,15 +13,65 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
-
-MAX_CONCURRENT_ENV = "STACKCTL_PROXY_MAX_CONCURRENT"
-REQUESTS_PER_MINUTE_ENV = "STACKCTL_PROXY_REQUESTS_PER_MINUTE"
-TOKENS_PER_MINUTE_ENV = "STACKCTL_PROXY_TOKENS_PER_MINUTE"
-KEY_LIMITS_ENV = "STACKCTL_PROXY_KEY_LIMITS"
-MAX_BACKEND_WAITING_ENV = "STACKCTL_PROXY_MAX_BACKEND_WAITING"
-BACKEND_POLL_ENV = "STACKCTL_PROXY_BACKEND_POLL_SECONDS"
+from typing import Any
 
 _KEY_LIMIT = re.compile(r"^\s*([A-Za-z0-9_.-]{1,64})\s*:(.*)$")
+
+
+@dataclass(frozen=True)
+class Knob:
+    """How the user sets one limit: a flag, or the environment variable the flag replaces."""
+
+    flag: str
+    env: str
+    help: str
+
+
+def _knob(flag: str, env: str, help_text: str) -> Any:
+    """A LimitOptions field: None until the flag is given. `{env}` in the help names the variable."""
+    return field(default=None, metadata={"knob": Knob(flag, env, help_text.format(env=env))})
+
+
+@dataclass(frozen=True)
+class LimitOptions:
+    """The limit flags as given (None: not given; the variable, then the default, decides)."""
+
+    max_concurrent: int | None = _knob(
+        "--max-concurrent",
+        "STACKCTL_PROXY_MAX_CONCURRENT",
+        "Per API key: requests served at once; 0 = no limit (or {env}).",
+    )
+    requests_per_minute: int | None = _knob(
+        "--requests-per-minute",
+        "STACKCTL_PROXY_REQUESTS_PER_MINUTE",
+        "Per API key: requests admitted in any 60 s; 0 = no limit (or {env}).",
+    )
+    tokens_per_minute: int | None = _knob(
+        "--tokens-per-minute",
+        "STACKCTL_PROXY_TOKENS_PER_MINUTE",
+        "Per API key: tokens charged in any 60 s; 0 = no limit (or {env}).",
+    )
+    key_limits: tuple[str, ...] | None = _knob(
+        "--key-limit",
+        "STACKCTL_PROXY_KEY_LIMITS",
+        "KEY_NAME:LIMIT=N,... overrides for one key, e.g. "
+        "ci:max_concurrent=2,requests_per_minute=30 (or {env}, entries separated by ';').",
+    )
+    max_backend_waiting: int | None = _knob(
+        "--max-backend-waiting",
+        "STACKCTL_PROXY_MAX_BACKEND_WAITING",
+        "Refuse new requests (529/503) while vLLM has more than this many waiting; "
+        "0 = off (or {env}).",
+    )
+    backend_poll_s: float | None = _knob(
+        "--backend-poll-seconds",
+        "STACKCTL_PROXY_BACKEND_POLL_SECONDS",
+        "How often to read the backend's queue length (default 1; or {env}).",
+    )
+
+
+# Field name -> its knob, in the order the flags are listed.
+KNOBS: dict[str, Knob] = {item.name: item.metadata["knob"] for item in fields(LimitOptions)}
 
 
 class LimitConfigError(ValueError):
@@ -54,31 +107,16 @@ class LimitSettings:
 
 
 def build_limit_settings(
-    *,
-    env: Mapping[str, str],
-    key_names: Iterable[str] | None,
-    max_concurrent: int | None = None,
-    requests_per_minute: int | None = None,
-    tokens_per_minute: int | None = None,
-    key_limits: list[str] | None = None,
-    max_backend_waiting: int | None = None,
-    backend_poll_s: float | None = None,
+    options: LimitOptions, *, env: Mapping[str, str], key_names: Iterable[str] | None
 ) -> LimitSettings:
     """`key_names`: the configured keys (None with --no-auth); an override must name one."""
-    per_key = KeyLimits(
-        max_concurrent=_count(max_concurrent, env, MAX_CONCURRENT_ENV, "--max-concurrent"),
-        requests_per_minute=_count(
-            requests_per_minute, env, REQUESTS_PER_MINUTE_ENV, "--requests-per-minute"
-        ),
-        tokens_per_minute=_count(
-            tokens_per_minute, env, TOKENS_PER_MINUTE_ENV, "--tokens-per-minute"
-        ),
-    )
-    if key_limits:
-        entries = [(f"--key-limit {text!r}", text) for text in key_limits]
+    per_key = KeyLimits(**{name: _count(options, name, env) for name in LIMIT_NAMES})
+    key_limits = KNOBS["key_limits"]
+    if options.key_limits:
+        entries = [(f"{key_limits.flag} {text!r}", text) for text in options.key_limits]
     else:
-        raw = env.get(KEY_LIMITS_ENV, "")
-        entries = [(f"{KEY_LIMITS_ENV} entry {text.strip()!r}", text) for text in raw.split(";")]
+        raw = env.get(key_limits.env, "")
+        entries = [(f"{key_limits.env} entry {text.strip()!r}", text) for text in raw.split(";")]
     overrides = {}
     for where, text in entries:
         if not text.strip():
@@ -94,15 +132,15 @@ def build_limit_settings(
                 f"limits are set for key {name!r}, but no API key has that name "
                 f"(keys: {', '.join(sorted(known)) or 'none'}); fix the name or drop the entry"
             )
-    poll = backend_poll_s if backend_poll_s is not None else _seconds(env, BACKEND_POLL_ENV, 1.0)
+    poll = options.backend_poll_s
+    if poll is None:
+        poll = _seconds(env, KNOBS["backend_poll_s"].env, 1.0)
     if not 0 < poll <= 60:
-        raise LimitConfigError(f"--backend-poll-seconds {poll} must be between 0 and 60")
+        raise LimitConfigError(f"{KNOBS['backend_poll_s'].flag} {poll} must be between 0 and 60")
     return LimitSettings(
         per_key=per_key,
         overrides=overrides,
-        max_backend_waiting=_count(
-            max_backend_waiting, env, MAX_BACKEND_WAITING_ENV, "--max-backend-waiting"
-        ),
+        max_backend_waiting=_count(options, "max_backend_waiting", env),
         backend_poll_s=poll,
     )
 
@@ -126,13 +164,16 @@ def _parse_key_limit(where: str, text: str, defaults: KeyLimits) -> tuple[str, K
     return name, replace(defaults, **changes)
 
 
-def _count(flag: int | None, env: Mapping[str, str], name: str, flag_name: str) -> int:
+def _count(options: LimitOptions, name: str, env: Mapping[str, str]) -> int:
+    """The flag's count if given, else the variable's, else 0 (no limit)."""
+    knob = KNOBS[name]
+    flag = getattr(options, name)
     if flag is not None:
         if flag < 0:
-            raise LimitConfigError(f"{flag_name} {flag} must be 0 (no limit) or more")
-        return flag
-    raw = env.get(name, "").strip()
-    return _parse_count(raw, name) if raw else 0
+            raise LimitConfigError(f"{knob.flag} {flag} must be 0 (no limit) or more")
+        return int(flag)
+    raw = env.get(knob.env, "").strip()
+    return _parse_count(raw, knob.env) if raw else 0
 
 
 def _parse_count(raw: str, where: str) -> int:

@@ -14,10 +14,10 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, gene
 _TTFT_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
 # Every outcome of one web search; all are created at 0 so dashboards have series at once.
 SEARCH_OUTCOMES = ("ok", "empty", "error", "rate_limited", "timeout", "max_uses", "invalid_input")
-# Why a request was turned away (rate_limits.py, backend_queue.py); exported from 0 per key.
+# Why a request was turned away (rate_limits.py, backend/queue_watch.py); exported from 0 per key.
 REJECTION_REASONS = ("concurrent", "requests_per_minute", "tokens_per_minute", "backend_queue")
-# What fitting max_tokens to the window did (context_fit.py, fitted_calls.py).
-CONTEXT_FIT_OUTCOMES = ("capped", "retried", "prompt_too_long")
+# What fitting max_tokens to the window did (backend/window_fit.py, backend/fitted_calls.py).
+WINDOW_FIT_OUTCOMES = ("capped", "retried", "prompt_too_long")
 _DURATION_BUCKETS = (0.01, 0.05, 0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800)
 
 
@@ -84,7 +84,7 @@ class ProxyMetrics:
             ["outcome"],
             registry=self.registry,
         )
-        for outcome in CONTEXT_FIT_OUTCOMES:
+        for outcome in WINDOW_FIT_OUTCOMES:
             self.context_fits.labels(outcome)
 
     def render(self) -> bytes:

@@ -13,8 +13,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from stackctl.proxy.limit_settings import LimitConfigError, LimitSettings, build_limit_settings
-from stackctl.proxy.system_turns import SYSTEM_PLACEMENTS, SystemPlacement
+from stackctl.proxy.anthropic.system_turns import SYSTEM_PLACEMENTS, SystemPlacement
+from stackctl.proxy.limit_settings import (
+    LimitConfigError,
+    LimitOptions,
+    LimitSettings,
+    build_limit_settings,
+)
 
 KEYS_ENV = "STACKCTL_PROXY_KEYS"
 BACKEND_KEY_ENV = "VLLM_API_KEY"
@@ -65,7 +70,7 @@ class ProxySettings:
     search_timeout_s: float = 10.0
     # Per-key limits and back-pressure on the backend's queue (limit_settings.py).
     limits: LimitSettings = field(default_factory=LimitSettings)
-    # Where Anthropic clients' inline system messages go (system_turns.py).
+    # Where Anthropic clients' inline system messages go (anthropic/system_turns.py).
     system_placement: SystemPlacement = "in-place"
 
 
@@ -152,12 +157,7 @@ def build_settings(
     no_auth: bool = False,
     search_backend: str | None = None,
     searxng_url: str | None = None,
-    max_concurrent: int | None = None,
-    requests_per_minute: int | None = None,
-    tokens_per_minute: int | None = None,
-    key_limits: list[str] | None = None,
-    max_backend_waiting: int | None = None,
-    backend_poll_s: float | None = None,
+    limits: LimitOptions | None = None,
     system_placement: str | None = None,
     env: dict[str, str] | None = None,
 ) -> ProxySettings:
@@ -200,15 +200,8 @@ def build_settings(
             f"is not one of {', '.join(SYSTEM_PLACEMENTS)}"
         )
     try:
-        limits = build_limit_settings(
-            env=env,
-            key_names=None if no_auth else keys,
-            max_concurrent=max_concurrent,
-            requests_per_minute=requests_per_minute,
-            tokens_per_minute=tokens_per_minute,
-            key_limits=key_limits,
-            max_backend_waiting=max_backend_waiting,
-            backend_poll_s=backend_poll_s,
+        limit_settings = build_limit_settings(
+            limits or LimitOptions(), env=env, key_names=None if no_auth else keys
         )
     except LimitConfigError as error:
         raise ProxyConfigError(str(error)) from None
@@ -226,6 +219,6 @@ def build_settings(
         search_backend=search,
         searxng_url=searxng,
         search_timeout_s=_positive_float(env, SEARCH_TIMEOUT_ENV, 10.0),
-        limits=limits,
+        limits=limit_settings,
         system_placement=placement,
     )

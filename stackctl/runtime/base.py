@@ -53,6 +53,19 @@ class ServiceStatus:
     restarts: int | None = None
 
 
+# The services that run vLLM's interpreter (vLLM itself; Ray's head and workers on a cluster).
+ENGINE_SERVICES = ("vllm", "ray-head", "ray-worker")
+
+
+@dataclass(frozen=True)
+class EngineInUse:
+    """Which vLLM a stack runs, for `status`: what it is, where it lives, and why that one."""
+
+    what: str  # "vLLM 0.24.0 (torch 2.11.0+cu130)", or an image reference
+    where: str  # the interpreter, or "image"
+    origin: str  # "engine.python in stack.yaml", "images.vllm in stack.yaml", ...
+
+
 @dataclass(frozen=True)
 class ModelLocation:
     """How vLLM reaches its model: `--model` (None: the profile's Hugging Face id) and the bind
@@ -138,6 +151,14 @@ class Runtime(ABC):
     def engine_command(self, service: str, argv: list[str]) -> list[str]:
         """`python ARGV` with the interpreter of the vLLM engine that `service` runs (the image's
         own Python and Ray in its container; the engine venv natively)."""
+
+    @abstractmethod
+    def engine_in_use(self, services: list[Service]) -> EngineInUse | None:
+        """The vLLM this host runs (or would run), None where it runs no engine."""
+
+    def engine_environment(self) -> dict[str, str]:
+        """Variables the engine itself needs, beyond the hardware's (a native interpreter's)."""
+        return {}
 
     @abstractmethod
     def reload_nginx(self) -> None:

@@ -25,6 +25,8 @@ from stackctl.errors import RuntimeUnavailable, StackError
 from stackctl.health import ProbeResult, probe, wait_until_healthy
 from stackctl.render import render_project
 from stackctl.runtime.base import (
+    ENGINE_SERVICES,
+    EngineInUse,
     ModelLocation,
     OnEvent,
     Runtime,
@@ -117,6 +119,13 @@ class ComposeRuntime(Runtime):
 
     def engine_command(self, service: str, argv: list[str]) -> list[str]:
         return [*self.compose_argv(), "exec", "-T", service, "python3", *argv]
+
+    def engine_in_use(self, services: list[Service]) -> EngineInUse | None:
+        engine = next((service for service in services if service.name in ENGINE_SERVICES), None)
+        if engine is None:
+            return None
+        origin = "images.vllm in stack.yaml" if "vllm" in self.config.images else "stackctl's default for the model"
+        return EngineInUse(str(engine.compose.get("image", "")), "image", origin)
 
     def compose_argv(self, docker: str = "docker") -> list[str]:
         """`docker compose` for this project, as a person (or a systemd unit) would type it."""

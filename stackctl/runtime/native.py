@@ -16,11 +16,15 @@ from urllib.parse import urlsplit
 from pydantic import ValidationError
 
 from stackctl.diagnosis import DIAGNOSIS_LOG_LINES, diagnose_service_log
+from stackctl.engine.choice import NativeEngine, native_engine
 from stackctl.engine.invocation import VllmInvocation, venv_invocation
+from stackctl.engine.probe import probe_engine
 from stackctl.errors import StackError
 from stackctl.health import ProbeResult, probe, wait_until_healthy
 from stackctl.render import render_project
 from stackctl.runtime.base import (
+    ENGINE_SERVICES,
+    EngineInUse,
     ModelLocation,
     OnEvent,
     Runtime,
@@ -92,10 +96,29 @@ class NativeRuntime(Runtime):
         # As root, nginx's workers would otherwise run as `nobody`, who cannot read the stack's files.
         return "root" if os.geteuid() == 0 else None
 
-    def engine_command(self, service: str, argv: list[str]) -> list[str]:
-        from stackctl.engine.install import default_engine_dir, engine_python
+    @cached_property
+    def engine(self) -> NativeEngine:
+        return native_engine(self.config)
 
-        return [str(engine_python(default_engine_dir())), *argv]
+    def engine_command(self, service: str, argv: list[str]) -> list[str]:
+        return [str(self.engine.python), *argv]
+
+    def engine_environment(self) -> dict[str, str]:
+        return dict(self.engine.environment)
+
+    def engine_in_use(self, services: list[Service]) -> EngineInUse | None:
+        """The interpreter the running engine was started with (else the one `up` would start), and
+        what it holds (read from its installed metadata, no import)."""
+        engine = next((service for service in services if service.name in ENGINE_SERVICES), None)
+        if engine is None or engine.native is None:
+            return None
+        python = Path(engine.native.argv[0])
+        origin = self.engine.origin
+        spec = self._launch_spec(engine.name)
+        if spec is not None and self._is_running(engine.name) and Path(spec.argv[0]) != python:
+            python, origin = Path(spec.argv[0]), "started before stack.yaml changed (`up` switches it)"
+        probe = probe_engine(python)
+        return EngineInUse(probe.error or probe.summary, str(python), origin)
 
     # -- nginx, systemd ----------------------------------------------------------------------
 
@@ -132,7 +155,7 @@ class NativeRuntime(Runtime):
     def prepare(self, services: list[Service], on_progress: Callable[[str], None]) -> None:
         """vLLM runs from a venv of its own: the CPU build (and the demo model) are installed on
         first use; a GPU host brings its own."""
-        if any(service.name in ("vllm", "ray-head", "ray-worker") for service in services):
+        if any(service.name in ENGINE_SERVICES for service in services):
             from stackctl.runtime.native_engine import ensure_native_engine
 
             ensure_native_engine(self.config, on_progress)
@@ -197,6 +220,12 @@ class NativeRuntime(Runtime):
             if not any(self._is_running(service.name) for service in services):
                 self.supervisor.shutdown()  # nothing of this stack runs: nothing supervises either
             raise
+
+    def _launch_spec(self, name: str) -> LaunchSpec | None:
+        try:
+            return LaunchSpec.model_validate_json((self.layout.state / "launch" / f"{name}.json").read_text())
+        except (OSError, ValidationError):
+            return None
 
     def _program(self, service: Service, generation: float | None) -> Program:
         """The supervisor's program for a service; a new launch spec when it is (re)started."""

@@ -4,28 +4,39 @@ node-exporter + nginx as native processes, used by the official SDKs through ngi
 Tests in this module run in order against one stack: up, use, break, repair, down.
 """
 
+import json
 import os
 import signal
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import anthropic
 import httpx
 import openai
 import pytest
+import yaml
 
 from stackctl.diagnosis.start_record import record_failed_start
 from stackctl.layout import StackLayout
 from stackctl.runtime.supervisor import START_RETRIES
+from tests.support.brought_engine import environment_seeing
 from tests.support.stacks import DemoStack, group_members, make_demo_stack, process_alive
 
 pytestmark = [pytest.mark.e2e, pytest.mark.vllm]
+
+REPO = Path(__file__).resolve().parents[2]
 
 SERVICES_IN_ORDER = ["vllm", "node-exporter", "gpu-exporter", "prometheus", "filter-proxy", "nginx"]
 
 
 @pytest.fixture(scope="module")
-def started(tmp_path_factory):
-    demo = make_demo_stack(tmp_path_factory.mktemp("demo") / "stack")
+def started(tmp_path_factory, vllm_engine):
+    scratch = tmp_path_factory.mktemp("demo")
+    # The user's own vLLM environment beside the stack (engine.python), not stackctl's venv.
+    python = environment_seeing(vllm_engine.python, scratch / "vllm-env")
+    demo = make_demo_stack(scratch / "stack", engine={"python": str(python)})
     # A failure an earlier `up` left for `doctor`: a successful `up` must clear it.
     record_failed_start(StackLayout(demo.root), service="vllm", message="an earlier failure", log_tail=[],
                         runtime="native")
@@ -109,6 +120,26 @@ def test_status_lists_every_service_healthy(stack: DemoStack):
     for name in SERVICES_IN_ORDER:
         row = next((line for line in result.stdout.splitlines() if line.strip("│ ").startswith(name[:10])), "")
         assert "running" in row and "healthy" in row and "unhealthy" not in row, result.stdout
+
+
+def test_status_names_the_engine_that_runs_and_vllm_is_that_interpreter(stack: DemoStack):
+    python = yaml.safe_load((stack.root / "stack.yaml").read_text())["engine"]["python"]
+    result = stack.cli("status")
+    line = next((line for line in result.stdout.splitlines() if line.startswith("engine: ")), "")
+    assert line.startswith("engine: vLLM ") and f"— {python} (engine.python in stack.yaml)" in line, result.stdout
+    argv = Path(f"/proc/{stack.pid_records()['vllm']['pid']}/cmdline").read_bytes().split(b"\0")
+    assert argv[0].decode() == python
+
+
+def test_the_route_benchmark_measures_every_route_of_the_stack(stack: DemoStack, tmp_path):
+    out = tmp_path / "routes.json"
+    done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "engine_routes.py"), "--stack", str(stack.root),
+                           "--levels", "1,2", "--tokens", "8", "--json", str(out)], capture_output=True, text=True,
+                          timeout=300, check=False)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    results = json.loads(out.read_text())["results"]
+    assert sorted({result["route"] for result in results}) == ["anthropic route", "direct", "openai route"]
+    assert all(result["failed"] == 0 and result["tokens_per_s"] > 0 for result in results), results
 
 
 def test_up_again_is_a_noop_for_healthy_services(stack: DemoStack):

@@ -19,6 +19,7 @@ from stackctl.diagnosis import Cause, DiagnosisContext, diagnose_log
 from stackctl.engine import (
     default_demo_model_dir,
     default_engine_dir,
+    engine_python,
     generate_demo_model,
     vllm_cpu_command,
     vllm_cpu_env,
@@ -61,7 +62,7 @@ def free_port() -> int:
 
 @pytest.fixture(scope="module")
 def demo_model(vllm_engine) -> Path:
-    return generate_demo_model(default_engine_dir(), default_demo_model_dir())
+    return generate_demo_model(engine_python(default_engine_dir()), default_demo_model_dir())
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,12 @@ import httpx
 import openai
 import pytest
 
-from stackctl.engine import default_demo_model_dir, default_engine_dir, generate_demo_model
+from stackctl.engine import (
+    default_demo_model_dir,
+    default_engine_dir,
+    engine_python,
+    generate_demo_model,
+)
 
 pytestmark = [pytest.mark.integration, pytest.mark.vllm]
 
@@ -152,6 +157,6 @@ def test_metrics_expose_running_requests(real_vllm):
 
 def test_demo_model_is_generated_once(real_vllm):
     started = time.monotonic()
-    model_dir = generate_demo_model(default_engine_dir(), default_demo_model_dir())
+    model_dir = generate_demo_model(engine_python(default_engine_dir()), default_demo_model_dir())
     assert time.monotonic() - started < 1.0
     assert (model_dir / "tokenizer.json").exists()

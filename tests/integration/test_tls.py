@@ -31,8 +31,8 @@ from stackctl.commands import tls as tls_commands
 from stackctl.config import parse_stack_config
 from stackctl.layout import StackLayout
 from stackctl.render import render_project
-from tests.integration.proxy.servers import ServerThread
 from tests.support.processes import free_port, http_ok, require, services, wait_until
+from tests.support.proxy.servers import ServerThread
 from tests.support.tls import LoopbackDns, SseBackend, make_tls_material, pebble_config
 
 pytestmark = pytest.mark.integration

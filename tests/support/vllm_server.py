@@ -20,6 +20,7 @@ import httpx
 from stackctl.engine import (
     default_demo_model_dir,
     default_engine_dir,
+    engine_python,
     generate_demo_model,
     install_engine,
     vllm_cpu_command,
@@ -55,7 +56,7 @@ def running_vllm(
     """Ensure engine and demo model (cached in $STACKCTL_HOME), serve, yield, always stop."""
     engine_dir = default_engine_dir()
     install_engine(engine_dir)
-    model_dir = generate_demo_model(engine_dir, default_demo_model_dir())
+    model_dir = generate_demo_model(engine_python(engine_dir), default_demo_model_dir())
 
     port = free_port()
     api_key = secrets.token_urlsafe(16)

@@ -3,45 +3,22 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
-from typing import TypeVar
+from dataclasses import replace
 
-import anthropic
-import openai
 import pytest
 
 from stackctl.proxy.app import create_app
 from stackctl.proxy.settings import ModelAlias, ProxySettings, build_settings
-from tests.integration.proxy.fake_searxng import FakeSearxng
-from tests.integration.proxy.scripted_backend import SERVED_MODEL, ScriptedBackend
-from tests.integration.proxy.servers import ServerThread, free_port
-
-T = TypeVar("T")
-
-# Test-only keys: never real secrets, and never printed by the proxy either way.
-ALICE_KEY = "sk-test-alice-0123456789"
-BOB_KEY = "sk-test-bob-9876543210"
-
-
-@dataclass
-class RunningProxy:
-    base_url: str
-    settings: ProxySettings
-
-    def anthropic(self, api_key: str = ALICE_KEY) -> anthropic.Anthropic:
-        return anthropic.Anthropic(
-            base_url=self.base_url, api_key=api_key, max_retries=0, timeout=20
-        )
-
-    def openai(self, api_key: str = ALICE_KEY) -> openai.OpenAI:
-        return openai.OpenAI(
-            base_url=self.base_url + "/v1", api_key=api_key, max_retries=0, timeout=20
-        )
+from tests.support.processes import free_port
+from tests.support.proxy.fake_searxng import SEARCH_TIMEOUT_S, FakeSearxng
+from tests.support.proxy.running import ALICE_KEY, BOB_KEY, RunningProxy, served
+from tests.support.proxy.scripted_backend import SERVED_MODEL, ScriptedBackend
+from tests.support.proxy.servers import ServerThread
 
 
 @pytest.fixture(scope="session")
 def scripted_backend() -> Iterator[tuple[ScriptedBackend, str]]:
-    yield from _served(ScriptedBackend())
+    yield from served(ScriptedBackend())
 
 
 @pytest.fixture(scope="session")
@@ -98,13 +75,9 @@ def dead_backend_proxy(start_proxy, base_settings: ProxySettings) -> RunningProx
     return start_proxy(replace(base_settings, backend_url=f"http://127.0.0.1:{free_port()}"))
 
 
-# The proxy's search-time limit in the web-search tests (the SearXNG stand-in's `slow` mode waits past it).
-SEARCH_TIMEOUT_S = 1.0
-
-
 @pytest.fixture(scope="module")
 def searxng() -> Iterator[tuple[FakeSearxng, str]]:
-    yield from _served(FakeSearxng())
+    yield from served(FakeSearxng())
 
 
 @pytest.fixture(scope="module")
@@ -122,12 +95,3 @@ def search_proxy(start_proxy, scripted_backend, searxng) -> RunningProxy:  # typ
         },
     )
     return start_proxy(settings)
-
-
-def _served(app: T) -> Iterator[tuple[T, str]]:
-    """A stand-in server on loopback for a fixture's lifetime: (the app, its base URL)."""
-    server = ServerThread(app, log_level="critical").start()
-    try:
-        yield app, server.base_url
-    finally:
-        server.stop()

@@ -26,14 +26,14 @@ from stackctl.usecases.connect import (
     client_config,
     write_client_config,
 )
-from tests.integration.proxy.conftest import ALICE_KEY, RunningProxy
-from tests.integration.proxy.scripted_backend import (
+from tests.support.npm_clients import InstalledClient
+from tests.support.proxy.running import ALICE_KEY, RunningProxy
+from tests.support.proxy.scripted_backend import (
     SERVED_MODEL,
     ScriptedBackend,
     Turn,
     prompt_tokens,
 )
-from tests.support.npm_clients import InstalledClient
 
 pytestmark = pytest.mark.integration
 

@@ -9,13 +9,13 @@ import anthropic
 import httpx
 import pytest
 
-from tests.integration.proxy.conftest import ALICE_KEY, RunningProxy
-from tests.integration.proxy.scripted_backend import (
+from tests.support.proxy.running import ALICE_KEY, RunningProxy
+from tests.support.proxy.scripted_backend import (
     RECORDED_SCENARIOS,
     SERVED_MODEL,
     ScriptedBackend,
 )
-from tests.integration.proxy.servers import raw_sse_events
+from tests.support.proxy.servers import raw_sse_events
 
 pytestmark = pytest.mark.integration
 

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import httpx
 
-from tests.integration.proxy.conftest import ALICE_KEY, RunningProxy
-from tests.integration.proxy.scripted_backend import ScriptedBackend, Turn
 from tests.support.npm_clients import InstalledClient
+from tests.support.proxy.running import ALICE_KEY, RunningProxy
+from tests.support.proxy.scripted_backend import ScriptedBackend, Turn
 
 
 def run_claude(claude: InstalledClient, proxy: RunningProxy, prompt: str, home: Path) -> dict:

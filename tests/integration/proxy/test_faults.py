@@ -17,9 +17,9 @@ from dataclasses import replace
 import httpx
 import pytest
 
-from tests.integration.proxy.conftest import ALICE_KEY, RunningProxy
-from tests.integration.proxy.scripted_backend import FLOOD_BYTES, ScriptedBackend
-from tests.integration.proxy.servers import free_port
+from tests.support.processes import free_port
+from tests.support.proxy.running import ALICE_KEY, RunningProxy
+from tests.support.proxy.scripted_backend import FLOOD_BYTES, ScriptedBackend
 
 pytestmark = pytest.mark.integration
 
@@ -35,7 +35,7 @@ class BackendProcess:
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
-        command = [sys.executable, "-m", "tests.integration.proxy.scripted_backend", str(self.port)]
+        command = [sys.executable, "-m", "tests.support.proxy.scripted_backend", str(self.port)]
         self.process = subprocess.Popen(command, cwd=REPO)
         deadline = time.monotonic() + 20
         while True:

@@ -31,10 +31,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.integration.proxy.conftest import ALICE_KEY, BOB_KEY
-from tests.integration.proxy.hostile import ROUTES, VALID, check_reply, headers_for
-from tests.integration.proxy.scripted_backend import SERVED_MODEL, ScriptedBackend
-from tests.integration.proxy.servers import KeptAliveConnection, free_port, wait_until_healthy
+from tests.support.processes import free_port
+from tests.support.proxy.hostile import ROUTES, VALID, check_reply, headers_for
+from tests.support.proxy.running import ALICE_KEY, BOB_KEY
+from tests.support.proxy.scripted_backend import SERVED_MODEL, ScriptedBackend
+from tests.support.proxy.servers import KeptAliveConnection, wait_until_healthy
 
 pytestmark = pytest.mark.integration
 

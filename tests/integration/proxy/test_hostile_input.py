@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.proxy.conftest import ALICE_KEY, RunningProxy
-from tests.integration.proxy.hostile import ANTHROPIC, ROUTES, VALID, check_reply, headers_for
-from tests.integration.proxy.servers import KeptAliveConnection, LogProblems
+from tests.support.proxy.hostile import ANTHROPIC, ROUTES, VALID, check_reply, headers_for
+from tests.support.proxy.running import ALICE_KEY, RunningProxy
+from tests.support.proxy.servers import KeptAliveConnection, LogProblems
 
 pytestmark = pytest.mark.integration
 

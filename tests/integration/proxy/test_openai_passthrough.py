@@ -9,8 +9,8 @@ import httpx
 import openai
 import pytest
 
-from tests.integration.proxy.conftest import ALICE_KEY, RunningProxy
-from tests.integration.proxy.scripted_backend import (
+from tests.support.proxy.running import ALICE_KEY, RunningProxy
+from tests.support.proxy.scripted_backend import (
     RECORDED_SCENARIOS,
     SERVED_MODEL,
     STREAMS,

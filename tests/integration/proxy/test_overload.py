@@ -15,8 +15,8 @@ import openai
 import pytest
 
 from stackctl.proxy.limit_settings import KeyLimits, LimitSettings
-from tests.integration.proxy.conftest import ALICE_KEY, BOB_KEY, RunningProxy
-from tests.integration.proxy.scripted_backend import ScriptedBackend
+from tests.support.proxy.running import ALICE_KEY, BOB_KEY, RunningProxy
+from tests.support.proxy.scripted_backend import ScriptedBackend
 
 pytestmark = pytest.mark.integration
 

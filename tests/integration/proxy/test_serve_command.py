@@ -10,7 +10,8 @@ import sys
 import httpx
 import pytest
 
-from tests.integration.proxy.servers import free_port, wait_until_healthy
+from tests.support.processes import free_port
+from tests.support.proxy.servers import wait_until_healthy
 
 pytestmark = pytest.mark.integration
 
@@ -63,6 +64,30 @@ def test_serve_runs_and_never_prints_secrets() -> None:
     assert "1 API key(s): ci" in output
     assert CLIENT_KEY not in output and BACKEND_KEY not in output
     assert "Traceback" not in output
+
+
+def test_limit_flags_reach_the_running_proxy() -> None:
+    """The flags LimitOptions lists become the CLI's: a key's own override beats the default."""
+    port = free_port()
+    env = {**os.environ, "STACKCTL_PROXY_KEYS": f"ci={CLIENT_KEY}"}
+    command = [
+        sys.executable, "-m", "stackctl.proxy", "serve", "--port", str(port),
+        "--backend", f"http://127.0.0.1:{free_port()}",
+        "--requests-per-minute", "5", "--key-limit", "ci:requests_per_minute=1",
+    ]
+    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        base = f"http://127.0.0.1:{port}"
+        wait_until_healthy(base, process)
+        request = {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "hi"}]}
+        headers = {"x-api-key": CLIENT_KEY}
+        assert httpx.post(base + "/v1/messages", json=request, headers=headers).status_code == 529
+        refused = httpx.post(base + "/v1/messages", json=request, headers=headers)
+        assert refused.status_code == 429 and "1 requests per minute" in refused.text
+        assert int(refused.headers["retry-after"]) > 0
+    finally:
+        process.terminate()
+        process.communicate(timeout=20)
 
 
 @pytest.mark.parametrize(

@@ -8,8 +8,8 @@ import time
 import httpx
 import pytest
 
-from tests.integration.proxy.conftest import ALICE_KEY, BOB_KEY, RunningProxy
-from tests.integration.proxy.scripted_backend import ScriptedBackend
+from tests.support.proxy.running import ALICE_KEY, BOB_KEY, RunningProxy
+from tests.support.proxy.scripted_backend import ScriptedBackend
 
 pytestmark = pytest.mark.integration
 

@@ -13,7 +13,7 @@ import pytest
 
 from stackctl.proxy.app import create_app
 from stackctl.proxy.settings import ProxySettings
-from tests.integration.proxy.servers import ServerThread
+from tests.support.proxy.servers import ServerThread
 
 pytestmark = [pytest.mark.integration, pytest.mark.vllm, pytest.mark.timeout(900)]
 

@@ -19,13 +19,11 @@ from dataclasses import replace
 import httpx
 import pytest
 
-from tests.integration.proxy.conftest import ALICE_KEY, SEARCH_TIMEOUT_S, RunningProxy
-from tests.integration.proxy.scripted_backend import SERVED_MODEL, ScriptedBackend, Turn
-from tests.integration.proxy.servers import (
-    free_port,
-    raw_sse_events,
-    wait_until_healthy,
-)
+from tests.support.processes import free_port
+from tests.support.proxy.fake_searxng import SEARCH_TIMEOUT_S
+from tests.support.proxy.running import ALICE_KEY, RunningProxy
+from tests.support.proxy.scripted_backend import SERVED_MODEL, ScriptedBackend, Turn
+from tests.support.proxy.servers import raw_sse_events, wait_until_healthy
 
 pytestmark = pytest.mark.integration
 

@@ -53,6 +53,41 @@ def test_the_orchestration_never_imports_the_proxy_except_the_cli_mounting_its_c
                       and within(target, "stackctl.proxy")) == []
 
 
+# The proxy is grouped by API (vLLM's entrypoints/<api>/): protocol/ is its ground floor,
+# backend/ serves both APIs, anthropic/ and openai/ stand side by side, the app wires them.
+PROXY = "stackctl.proxy"
+PROXY_FOLDERS = {folder: f"{PROXY}.{folder}" for folder in ("protocol", "anthropic", "openai", "backend")}
+
+
+def test_the_proxy_contracts_see_every_folder():
+    for module in ("protocol.anthropic", "protocol.openai", "anthropic.routes", "openai.routes", "backend.client"):
+        assert f"{PROXY}.{module}" in MODULES
+
+
+def test_the_proxy_protocol_imports_nothing_else_from_the_proxy():
+    protocol = PROXY_FOLDERS["protocol"]
+    assert violations(MODULES, lambda module, target: within(module, protocol)
+                      and within(target, PROXY) and not within(target, protocol)) == []
+
+
+@pytest.mark.parametrize(("api", "other"), [("anthropic", "openai"), ("openai", "anthropic")])
+def test_the_proxy_apis_never_import_each_other(api, other):
+    assert violations(MODULES, lambda module, target: within(module, PROXY_FOLDERS[api])
+                      and within(target, PROXY_FOLDERS[other])) == []
+
+
+def test_the_proxy_backend_imports_neither_api():
+    apis = (PROXY_FOLDERS["anthropic"], PROXY_FOLDERS["openai"])
+    assert violations(MODULES, lambda module, target: within(module, PROXY_FOLDERS["backend"])
+                      and within(target, *apis)) == []
+
+
+def test_only_the_proxy_cli_imports_the_proxy_app():
+    top = (f"{PROXY}.app", f"{PROXY}.cli", f"{PROXY}.__main__")
+    assert violations(MODULES, lambda module, target: within(module, PROXY) and not within(module, *top)
+                      and within(target, f"{PROXY}.app", f"{PROXY}.cli")) == []
+
+
 @pytest.mark.parametrize("upper", ["stackctl.cli", "stackctl.commands"])
 def test_nothing_below_the_commands_imports_them(upper):
     # `python -m stackctl` (stackctl/__main__.py) is the CLI's entry point too.

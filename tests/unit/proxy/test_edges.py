@@ -9,16 +9,16 @@ import pytest
 from pydantic import ValidationError
 from typer.testing import CliRunner
 
-from stackctl.proxy.anthropic_protocol import MessagesRequest
 from stackctl.proxy.auth import KeyChecker
-from stackctl.proxy.backend import ServedModel
+from stackctl.proxy.backend.client import ServedModel
 from stackctl.proxy.cli import proxy_app
 from stackctl.proxy.errors import ApiFormat, AuthenticationFailed, BackendUnavailable, ModelNotFound
 from stackctl.proxy.http_io import invalid_request
 from stackctl.proxy.model_router import ModelRouter
+from stackctl.proxy.openai.tool_calls_cleanup import strip_empty_tool_calls
+from stackctl.proxy.protocol.anthropic import MessagesRequest
+from stackctl.proxy.protocol.sse import EventSplitter, event_data
 from stackctl.proxy.settings import ModelAlias, ProxyConfigError, build_settings, parse_alias
-from stackctl.proxy.sse import EventSplitter, event_data
-from stackctl.proxy.tool_calls_cleanup import strip_empty_tool_calls
 
 
 @pytest.mark.parametrize(
@@ -81,8 +81,8 @@ class _CountingBackend:
 def test_routed_names_never_wait_for_a_model_list_refresh() -> None:
     import asyncio
 
+    from stackctl.proxy.backend.window_fit import WindowFit
     from stackctl.proxy.context import ProxyContext
-    from stackctl.proxy.context_fit import ContextFit
 
     backend = _CountingBackend()
     context = ProxyContext(
@@ -93,7 +93,7 @@ def test_routed_names_never_wait_for_a_model_list_refresh() -> None:
         metrics=None,  # type: ignore[arg-type]
         limiter=None,  # type: ignore[arg-type]
         queue=None,  # type: ignore[arg-type]
-        fit=ContextFit(windows={"big": 4096}),
+        fit=WindowFit(windows={"big": 4096}),
     )
     # Stale from the start: an aliased name still resolves without a backend round trip...
     assert asyncio.run(context.resolve_model("claude-sonnet-4-6")) == "big"

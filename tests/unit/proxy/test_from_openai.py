@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from stackctl.proxy.from_openai import map_stop_reason, parse_tool_input, translate_completion
-from stackctl.proxy.openai_protocol import ChatCompletion
+from stackctl.proxy.anthropic.from_openai import (
+    map_stop_reason,
+    parse_tool_input,
+    translate_completion,
+)
+from stackctl.proxy.protocol.openai import ChatCompletion
 
 
 def completion(message: dict, finish: str = "stop", stop_reason: object = None) -> ChatCompletion:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from stackctl.proxy.backend_queue import waiting_requests
+from stackctl.proxy.backend.queue_watch import waiting_requests
 from stackctl.proxy.errors import RateLimited
 from stackctl.proxy.limit_settings import (
     KeyLimits,
     LimitConfigError,
+    LimitOptions,
     LimitSettings,
     build_limit_settings,
 )
@@ -95,7 +96,7 @@ def test_settings_from_env_and_flags() -> None:
         "STACKCTL_PROXY_KEY_LIMITS": "ci:max_concurrent=1,requests_per_minute=30; bot:tokens_per_minute=0",
         "STACKCTL_PROXY_MAX_BACKEND_WAITING": "32",
     }
-    settings = build_limit_settings(env=env, key_names=["ci", "bot", "alice"])
+    settings = build_limit_settings(LimitOptions(), env=env, key_names=["ci", "bot", "alice"])
     assert settings.per_key == KeyLimits(max_concurrent=4, tokens_per_minute=90000)
     assert settings.for_key("ci") == KeyLimits(1, 30, 90000)
     assert settings.for_key("bot") == KeyLimits(max_concurrent=4)
@@ -103,7 +104,7 @@ def test_settings_from_env_and_flags() -> None:
     assert (settings.max_backend_waiting, settings.backend_poll_s) == (32, 1.0)
     # Flags win; --key-limit entries replace the variable's as a whole.
     flagged = build_limit_settings(
-        env=env, key_names=["ci", "bot"], max_concurrent=0, key_limits=["bot:max_concurrent=9"]
+        LimitOptions(max_concurrent=0, key_limits=("bot:max_concurrent=9",)), env=env, key_names=["ci", "bot"]
     )
     assert flagged.per_key == KeyLimits(tokens_per_minute=90000)
     assert flagged.overrides == {"bot": KeyLimits(max_concurrent=9, tokens_per_minute=90000)}
@@ -114,17 +115,18 @@ def test_settings_from_env_and_flags() -> None:
     [
         ({"env": {"STACKCTL_PROXY_MAX_CONCURRENT": "-2"}}, "must be a whole number"),
         ({"max_concurrent": -1}, "--max-concurrent -1 must be 0"),
-        ({"key_limits": ["ci"]}, "expected KEY_NAME:LIMIT=N"),
-        ({"key_limits": ["ci:rpm=3"]}, "'rpm=3' is not LIMIT=N"),
-        ({"key_limits": ["ci:max_concurrent=two"]}, "must be a whole number"),
-        ({"key_limits": ["nobody:max_concurrent=1"]}, "no API key has that name"),
-        ({"key_limits": ["ci:max_concurrent=1", "ci:max_concurrent=2"]}, "twice"),
+        ({"key_limits": ("ci",)}, "expected KEY_NAME:LIMIT=N"),
+        ({"key_limits": ("ci:rpm=3",)}, "'rpm=3' is not LIMIT=N"),
+        ({"key_limits": ("ci:max_concurrent=two",)}, "must be a whole number"),
+        ({"key_limits": ("nobody:max_concurrent=1",)}, "no API key has that name"),
+        ({"key_limits": ("ci:max_concurrent=1", "ci:max_concurrent=2")}, "twice"),
         ({"backend_poll_s": 0.0}, "between 0 and 60"),
     ],
 )
 def test_bad_limits_say_how_to_write_them(arguments: dict, message: str) -> None:  # type: ignore[type-arg]
     with pytest.raises(LimitConfigError, match=message):
-        build_limit_settings(**{"env": {}, "key_names": ["ci"], **arguments})
+        env = arguments.pop("env", {})
+        build_limit_settings(LimitOptions(**arguments), env=env, key_names=["ci"])
 
 
 def test_waiting_requests_reads_only_its_metric() -> None:

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from stackctl.proxy.anthropic.stream_translator import AnthropicStreamTranslator
 from stackctl.proxy.errors import BackendError
-from stackctl.proxy.openai_protocol import ChatCompletionChunk
-from stackctl.proxy.sse import EventSplitter, event_data
-from stackctl.proxy.stream_translator import AnthropicStreamTranslator
+from stackctl.proxy.protocol.openai import ChatCompletionChunk
+from stackctl.proxy.protocol.sse import EventSplitter, event_data
 
 STREAMS = Path(__file__).resolve().parents[2] / "data" / "vllm_streams"
 
@@ -95,8 +95,8 @@ def test_interleaved_tool_calls_become_sequential_blocks() -> None:
     ],
 )
 def test_recorded_streams_match_their_plain_replies(scenario: str) -> None:
-    from stackctl.proxy.from_openai import translate_completion
-    from stackctl.proxy.openai_protocol import ChatCompletion
+    from stackctl.proxy.anthropic.from_openai import translate_completion
+    from stackctl.proxy.protocol.openai import ChatCompletion
 
     streamed = accumulate(translate((STREAMS / f"{scenario}.sse").read_bytes(), ["</answer>"]))
     plain = translate_completion(

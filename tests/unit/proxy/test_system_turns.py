@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from itertools import pairwise
 
-from stackctl.proxy.anthropic_protocol import MessagesRequest
-from stackctl.proxy.to_openai import translate_messages_request
+from stackctl.proxy.anthropic.to_openai import translate_messages_request
+from stackctl.proxy.protocol.anthropic import MessagesRequest
 
 BILLING = {"type": "text", "text": "x-anthropic-billing-header: cc_version=2.1.330.94e; cc_entrypoint=cli;"}
 SYSTEM = [BILLING, {"type": "text", "text": "You are Claude Code."}]

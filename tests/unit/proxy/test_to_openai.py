@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from stackctl.proxy.anthropic_protocol import CountTokensRequest, MessagesRequest
-from stackctl.proxy.errors import InvalidRequest
-from stackctl.proxy.to_openai import (
+from stackctl.proxy.anthropic.to_openai import (
     translate_count_tokens_request,
     translate_messages_request,
 )
+from stackctl.proxy.errors import InvalidRequest
+from stackctl.proxy.protocol.anthropic import CountTokensRequest, MessagesRequest
 
 
 def request(**fields: object) -> MessagesRequest:

@@ -7,16 +7,12 @@ import json
 import pytest
 from ddgs.exceptions import DDGSException, RatelimitException, TimeoutException
 
-from stackctl.proxy.anthropic_protocol import MessagesRequest, Tool, WebSearchToolResultBlock
-from stackctl.proxy.errors import InvalidRequest
-from stackctl.proxy.openai_protocol import ChatCompletionChunk
-from stackctl.proxy.search import DdgsSearch, SearchError, SearchResult
-from stackctl.proxy.search.ddgs_backend import map_ddgs_results
-from stackctl.proxy.search.searxng import map_searxng_results
-from stackctl.proxy.settings import ProxyConfigError, build_settings
-from stackctl.proxy.stream_translator import AnthropicStreamTranslator
-from stackctl.proxy.to_openai import translate_messages_request
-from stackctl.proxy.web_search import (
+from stackctl.proxy.anthropic.stream_translator import AnthropicStreamTranslator
+from stackctl.proxy.anthropic.to_openai import translate_messages_request
+from stackctl.proxy.anthropic.web_search.ddgs_search import DdgsSearch, map_ddgs_results
+from stackctl.proxy.anthropic.web_search.search_backend import SearchError, SearchResult
+from stackctl.proxy.anthropic.web_search.searxng_search import map_searxng_results
+from stackctl.proxy.anthropic.web_search.tool import (
     DEFAULT_MAX_USES,
     WebSearchSpec,
     backend_query,
@@ -26,6 +22,10 @@ from stackctl.proxy.web_search import (
     result_blocks,
     tool_result_text,
 )
+from stackctl.proxy.errors import InvalidRequest
+from stackctl.proxy.protocol.anthropic import MessagesRequest, Tool, WebSearchToolResultBlock
+from stackctl.proxy.protocol.openai import ChatCompletionChunk
+from stackctl.proxy.settings import ProxyConfigError, build_settings
 
 # ---- ddgs ----------------------------------------------------------------------------------
 

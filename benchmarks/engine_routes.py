@@ -1,0 +1,163 @@
+"""What the filter-proxy costs in front of a real engine: one table, measured in one run on a running
+stack, for each concurrency level:
+
+- direct: streamed chat completions straight to vLLM (its own port and key);
+- openai: the same requests through the filter-proxy's OpenAI route (a client key);
+- anthropic: the same prompt as Anthropic Messages through the proxy's translation.
+
+TTFT p50/p99, aggregate text tokens/s and failed streams (a stream that ends without its closing
+event, or an error status), and what each route adds to direct. Every reply asks for --tokens
+tokens (`ignore_eos` where the API has it; the GPU check's model never ends a turn by itself, so
+the Anthropic route runs to the same length). The client (benchmarks/stream_client.py) is sharded
+over worker processes; `--client-check` first measures it alone against vLLM with one worker and
+with several, so a ceiling of the client is not read as one of the proxy.
+
+    .venv/bin/python benchmarks/engine_routes.py --stack DIR [--levels 1,16,64,256] [--tokens 256]
+        [--client-check] [--json FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+from stream_client import LevelResult, Target, run_level
+
+from stackctl.config import load_stack_config
+from stackctl.envfile import read_env
+
+PROMPT = "Write a long story about a lighthouse keeper."
+DIRECT, OPENAI, ANTHROPIC = "direct", "openai route", "anthropic route"
+
+
+@dataclass(frozen=True)
+class StackAccess:
+    vllm_port: int
+    proxy_port: int
+    vllm_key: str
+    client_key: str
+    model: str
+
+
+def stack_access(stack_dir: Path) -> StackAccess:
+    config = load_stack_config(stack_dir / "stack.yaml")
+    env = read_env(stack_dir / ".env")
+    client_key = env["STACKCTL_PROXY_KEYS"].split(",")[0].split("=", 1)[1]
+    return StackAccess(config.ports.vllm, config.ports.proxy, env.get("VLLM_API_KEY", ""), client_key,
+                       config.served_name)
+
+
+def targets(access: StackAccess, tokens: int) -> list[Target]:
+    chat = json.dumps({"model": access.model, "stream": True, "max_tokens": tokens, "ignore_eos": True,
+                       "stream_options": {"include_usage": True},
+                       "messages": [{"role": "user", "content": PROMPT}]}).encode()
+    messages = json.dumps({"model": access.model, "stream": True, "max_tokens": tokens,
+                           "messages": [{"role": "user", "content": PROMPT}]}).encode()
+    return [
+        Target(DIRECT, access.vllm_port, "/v1/chat/completions", {"authorization": f"Bearer {access.vllm_key}"}, chat,
+               "openai"),
+        Target(OPENAI, access.proxy_port, "/v1/chat/completions", {"authorization": f"Bearer {access.client_key}"},
+               chat, "openai"),
+        Target(ANTHROPIC, access.proxy_port, "/v1/messages",
+               {"x-api-key": access.client_key, "anthropic-version": "2023-06-01"}, messages, "anthropic"),
+    ]
+
+
+def requests_each(concurrency: int) -> int:
+    """Enough streams per level for a p99 that means something, a few rounds at most."""
+    return 16 if concurrency == 1 else max(2, 64 // concurrency)
+
+
+def measure(routes: list[Target], levels: list[int], processes: int | None = None) -> list[LevelResult]:
+    results = []
+    for concurrency in levels:
+        # One warm-up reply at this level tells how long a reply takes: first requests spread over it.
+        spread = 0.0
+        for route in routes:
+            result = run_level(route, concurrency, requests_each(concurrency), spread_seconds=spread,
+                               processes=processes)
+            if not spread and result.ok:
+                spread = sorted(sample.stream_seconds for sample in result.ok)[len(result.ok) // 2]
+            results.append(result)
+            print(f"  {route.name:<16} c{concurrency:<4} {summary(result)}", flush=True)
+    return results
+
+
+def summary(result: LevelResult) -> str:
+    return (f"TTFT p50 {result.ttft_ms(0.5):.1f} ms, {result.aggregate_rate:.0f} deltas/s, {result.usage_rate:.0f} tok/s, "
+            f"{result.mean_usage_tokens:.0f} tok/stream, {result.failures} failed, client {result.client_cores:.2f} cores")
+
+
+def client_check(direct: Target, concurrency: int) -> dict[str, float]:
+    """The client alone against vLLM: one worker process against several, at the highest level."""
+    single = run_level(direct, concurrency, requests_each(concurrency), processes=1)
+    sharded = run_level(direct, concurrency, requests_each(concurrency))
+    tokens = sum(sample.tokens for sample in single.ok) or 1
+    check = {"concurrency": concurrency, "one_worker_tokens_per_s": single.aggregate_rate,
+             "sharded_tokens_per_s": sharded.aggregate_rate, "sharded_workers": sharded.client_processes,
+             "client_cpu_us_per_token": single.client_cpu_seconds / tokens * 1e6,
+             "one_worker_cores": single.client_cores}
+    print(f"client check at c{concurrency}: one worker {single.aggregate_rate:.0f} tok/s "
+          f"({single.client_cores:.2f} cores, {check['client_cpu_us_per_token']:.1f} us CPU/token), "
+          f"{sharded.client_processes} workers {sharded.aggregate_rate:.0f} tok/s", flush=True)
+    return check
+
+
+def table(results: list[LevelResult], levels: list[int]) -> str:
+    lines = [("| concurrency | route | TTFT p50 | TTFT p99 | added p50 | text deltas/s | tokens/s | vs direct | tok/stream "
+             "| failed |"), "|---|---|---|---|---|---|---|---|---|---|"]
+    for concurrency in levels:
+        level = [result for result in results if result.concurrency == concurrency]
+        direct = next(result for result in level if result.target == DIRECT)
+        for result in level:
+            added = result.ttft_ms(0.5) - direct.ttft_ms(0.5)
+            share = result.usage_rate / direct.usage_rate if direct.usage_rate else float("nan")
+            lines.append(f"| {concurrency} | {result.target} | {result.ttft_ms(0.5):.1f} ms | {result.ttft_ms(0.99):.1f} ms "
+                         f"| {'-' if result is direct else f'{added:+.1f} ms'} | {result.aggregate_rate:.0f} "
+                         f"| {result.usage_rate:.0f} | {share:.1%} | {result.mean_usage_tokens:.0f} "
+                         f"| {result.failures}/{len(result.samples)} |")
+    return "\n".join(lines)
+
+
+def as_json(results: list[LevelResult]) -> list[dict]:
+    return [{"route": result.target, "concurrency": result.concurrency, "streams": len(result.samples),
+             "failed": result.failures, "errors": sorted({sample.error for sample in result.samples if sample.error})[:5],
+             "ttft_p50_ms": result.ttft_ms(0.5), "ttft_p99_ms": result.ttft_ms(0.99),
+             "text_deltas_per_s": result.aggregate_rate, "tokens_per_s": result.usage_rate,
+             "tokens_per_stream": result.mean_usage_tokens, "deltas_per_stream": result.mean_tokens,
+             "client_cores": result.client_cores, "client_processes": result.client_processes}
+            for result in results]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--stack", type=Path, required=True, help="the stack directory (stack.yaml, .env)")
+    parser.add_argument("--levels", default="1,16,64,256")
+    parser.add_argument("--tokens", type=int, default=256)
+    parser.add_argument("--routes", default=f"{DIRECT},{OPENAI},{ANTHROPIC}")
+    parser.add_argument("--client-check", action="store_true")
+    parser.add_argument("--json", type=Path)
+    options = parser.parse_args()
+    levels = [int(level) for level in options.levels.split(",")]
+    wanted = options.routes.split(",")
+    routes = [route for route in targets(stack_access(options.stack), options.tokens) if route.name in wanted]
+    report: dict = {"levels": levels, "tokens": options.tokens}
+    if options.client_check:
+        report["client_check"] = client_check(routes[0], max(levels))
+    results = measure(routes, levels)
+    report["results"] = as_json(results)
+    report["table"] = table(results, levels)
+    print(report["table"])
+    if options.json:
+        options.json.write_text(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,124 @@
+"""One streamed `/v1/messages` reply: backend chunks in, Anthropic events out, pings meanwhile.
+
+Whatever the backend does, the client's stream ends the way Anthropic's grammar allows:
+message_stop, or an `error` event (backend gone mid-reply, malformed chunk, a proxy bug).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from pydantic import ValidationError
+
+from stackctl.proxy.anthropic.stream_translator import AnthropicStreamTranslator
+from stackctl.proxy.anthropic.web_search.loop import WebSearchLoop
+from stackctl.proxy.backend.client import BackendStream, StreamError
+from stackctl.proxy.backend.fitted_calls import FittedCalls
+from stackctl.proxy.context import log
+from stackctl.proxy.errors import BackendError, ProxyError
+from stackctl.proxy.metrics import RequestTimer
+from stackctl.proxy.protocol.openai import ChatCompletionChunk
+from stackctl.proxy.protocol.sse import PING_EVENT, EventSplitter, event_data
+from stackctl.proxy.streaming import Emit, cancel_and_wait
+
+
+class AnthropicStream:
+    def __init__(
+        self,
+        upstream: BackendStream,
+        translator: AnthropicStreamTranslator,
+        *,
+        calls: FittedCalls,
+        timer: RequestTimer,
+        ping_interval_s: float,
+        loop: WebSearchLoop | None = None,
+    ) -> None:
+        self.upstream = upstream
+        self.translator = translator
+        self.calls = calls
+        self.timer = timer
+        self.ping_interval_s = ping_interval_s
+        self.loop = loop
+        self._emit: Emit | None = None
+        self._last_sent = time.monotonic()
+
+    async def produce(self, emit: Emit) -> None:
+        self._emit = emit
+        translator = self.translator
+        pinger = asyncio.create_task(self._keep_alive())
+        try:
+            if self.loop is None:
+                await self.relay(self.upstream)
+            else:
+                await self.loop.stream(self.upstream, translator, self.relay, self.send, self.calls)
+        except Exception:  # noqa: BLE001 (logged with its traceback below)
+            # A proxy bug must still end the stream the way the grammar allows.
+            log.exception("translating the backend stream failed")
+            await self.send(translator.fail(ProxyError("internal error in the filter-proxy")))
+        finally:
+            await cancel_and_wait(pinger)
+        self.timer.tokens(translator.input_tokens, translator.output_tokens)
+
+    async def send(self, data: bytes, *, keep_alive: bool = False) -> None:
+        assert self._emit is not None
+        self._last_sent = time.monotonic()
+        if not keep_alive:  # pings are not tokens: keep them out of the TTFT histogram
+            self.timer.first_event()
+        await self._emit(data)
+
+    async def _keep_alive(self) -> None:
+        # Idle clients and proxies drop silent connections during long prefills.
+        translator, interval = self.translator, self.ping_interval_s
+        while not translator.finished:
+            await asyncio.sleep(max(0.0, self._last_sent + interval - time.monotonic()))
+            if time.monotonic() - self._last_sent >= interval and not translator.finished:
+                data = translator.start() if not translator.started else PING_EVENT
+                await self.send(data, keep_alive=True)
+
+    async def relay(self, upstream: BackendStream) -> None:
+        """Read one backend SSE stream, translate, send; ends with message_stop or `error`
+        (or, in a web-search turn, with the turn's blocks closed)."""
+        translator = self.translator
+        splitter = EventSplitter()
+        try:
+            async for data in upstream.aiter_raw():
+                out = b""
+                for raw_event in splitter.feed(data):
+                    payload = event_data(raw_event)
+                    if payload is None or not payload.strip():
+                        continue
+                    if payload.strip() == b"[DONE]":
+                        out += translator.finish()
+                        break
+                    try:
+                        chunk = ChatCompletionChunk.model_validate_json(payload)
+                    except ValidationError:
+                        out += translator.fail(
+                            BackendError(
+                                "backend sent a malformed stream chunk", backend_status=502
+                            )
+                        )
+                        break
+                    out += translator.feed(chunk)
+                if out:
+                    await self.send(out)
+                if translator.turn_over:
+                    return
+        except StreamError as error:
+            await self.send(translator.fail(self._broken(error)))
+            return
+        if translator.saw_finish_reason:
+            # Some servers end with finish_reason and no [DONE]; the reply is complete anyway.
+            await self.send(translator.finish())
+        else:
+            # Closed without [DONE] or a finish_reason: the backend crashed mid-reply.
+            await self.send(translator.fail(self._broken(None)))
+
+    def _broken(self, error: BaseException | None) -> BackendError:
+        reason = f" ({type(error).__name__})" if error is not None else ""
+        return BackendError(
+            f"the model backend at {self.calls.base_url} stopped mid-reply{reason}; "
+            "the reply is incomplete: retry the request",
+            backend_status=502,
+        )

@@ -1,0 +1,65 @@
+"""One streamed OpenAI reply relayed as it comes: event boundaries kept, empty
+`"tool_calls": []` dropped, the last usage report counted; a backend that dies mid-reply
+leaves the client an error chunk in vLLM's own shape (the OpenAI SDK raises on it)."""
+
+from __future__ import annotations
+
+import json
+
+from pydantic_core import from_json
+
+from stackctl.proxy.backend.client import Backend, BackendStream, StreamError
+from stackctl.proxy.metrics import RequestTimer
+from stackctl.proxy.openai.tool_calls_cleanup import strip_empty_tool_calls
+from stackctl.proxy.protocol.sse import EventSplitter, event_data
+from stackctl.proxy.streaming import Emit
+
+_USAGE_MARK = b'"usage":{'
+
+
+class OpenAIRelay:
+    def __init__(self, upstream: BackendStream, *, backend: Backend, timer: RequestTimer) -> None:
+        self.upstream = upstream
+        self.backend = backend
+        self.timer = timer
+
+    async def produce(self, emit: Emit) -> None:
+        splitter = EventSplitter()
+        usage_event = b""
+        try:
+            async for data in self.upstream.aiter_raw():
+                events = splitter.feed(data)
+                if not events:
+                    continue
+                out = b"".join(strip_empty_tool_calls(event) for event in events)
+                if _USAGE_MARK in out:
+                    # Usage is cumulative (and on every chunk with continuous_usage_stats):
+                    # only the last report counts.
+                    usage_event = next(e for e in reversed(events) if _USAGE_MARK in e)
+                self.timer.first_event()
+                await emit(out)
+        except StreamError as error:
+            rest = splitter.rest()
+            if rest:
+                await emit(rest)
+            message = (
+                f"the model backend at {self.backend.base_url} stopped mid-reply "
+                f"({type(error).__name__}); the reply is incomplete: retry the request"
+            )
+            failure = {"error": {"message": message, "type": "server_error", "code": 502}}
+            await emit(b"data: " + json.dumps(failure).encode() + b"\n\n")
+            return
+        rest = splitter.rest()
+        if rest:
+            await emit(strip_empty_tool_calls(rest))
+        if usage_event:
+            count_usage(self.timer, event_data(usage_event) or b"")
+
+
+def count_usage(timer: RequestTimer, document: bytes) -> None:
+    """Tokens from an OpenAI reply's `usage`; a reply without one counts nothing."""
+    try:
+        usage = from_json(document).get("usage") or {}
+        timer.tokens(int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0))
+    except (ValueError, AttributeError, TypeError):
+        pass  # metrics must never break a reply

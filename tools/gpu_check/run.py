@@ -1,0 +1,385 @@
+"""The GPU check, on the GPU host (no network): install from the joined pieces, bring the native
+stack up on the GPU, check it, measure it, write one report. Standard library only until stackctl
+itself is installed (its venv then runs the rest).
+
+    python3 tools/gpu_check/run.py start --pieces DIR [--work /tmp/gpu-check]   # in the background
+    python3 tools/gpu_check/run.py wait [--work ...] [--until SECONDS] [--out DIR] # progress, report
+    python3 tools/gpu_check/run.py all --pieces DIR [--work ...] [--out DIR]       # in the foreground
+
+Phases, each timed, each recorded in WORK/report.json as it ends (a phase that fails is recorded
+and the next ones still run where they can): join (pieces -> checksums -> one archive -> files),
+install (Debian's nginx/Prometheus/node-exporter unpacked; a venv for stackctl and the clients;
+`stackctl install-engine --from`), model (`stackctl demo-model --shape`), stack (`stackctl init
+--hardware generic --model DIR --runtime native` with the engine as engine.python, then `up`),
+checks (doctor against the real driver, status, the gpu-exporter against nvidia-smi, the SDKs
+through nginx and the proxy), memory (what vLLM says of its pool), bench
+(benchmarks/engine_routes.py), session (tools/gpu_check/session.py replay), report.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+import traceback
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+PHASES = ("join", "install", "model", "stack", "checks", "memory", "bench", "session")
+
+
+class Check:
+    def __init__(self, work: Path, pieces: Path | None = None, levels: str = "1,16,64,256", tokens: int = 256) -> None:
+        self.work = work
+        self.pieces = pieces
+        self.levels = levels
+        self.tokens = tokens
+        self.bundle = work / "bundle"
+        self.home = work / "home"
+        self.stack = work / "stack"
+        self.venv = work / "stackctl-venv"
+        self.root = work / "root"
+        self.report_file = work / "report.json"
+        work.mkdir(parents=True, exist_ok=True)
+        self.report: dict = json.loads(self.report_file.read_text()) if self.report_file.exists() else {
+            "started": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "phases": {}}
+
+    # -- plumbing ----------------------------------------------------------------------------
+
+    @property
+    def env(self) -> dict[str, str]:
+        path = f"{self.venv / 'bin'}:{self.root / 'usr/sbin'}:{self.root / 'usr/bin'}:{os.environ.get('PATH', '')}"
+        return {**os.environ, "PATH": path, "STACKCTL_HOME": str(self.home), "COLUMNS": "160",
+                "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "VLLM_NO_USAGE_STATS": "1", "DO_NOT_TRACK": "1"}
+
+    def sh(self, argv: list[str], *, timeout: float = 900, check: bool = True, **kwargs) -> subprocess.CompletedProcess:
+        self.log(f"$ {' '.join(str(part) for part in argv)}")
+        done = subprocess.run([str(part) for part in argv], capture_output=True, text=True, timeout=timeout,
+                              env=kwargs.pop("env", self.env), check=False, **kwargs)
+        if done.returncode != 0 and check:
+            raise RuntimeError(f"{argv[0]} {argv[1] if len(argv) > 1 else ''} exited {done.returncode}:\n"
+                               f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+        return done
+
+    def stackctl(self, *args: str, timeout: float = 900, check: bool = True) -> subprocess.CompletedProcess:
+        return self.sh([self.venv / "bin" / "stackctl", "-C", self.stack, *args], timeout=timeout, check=check)
+
+    def log(self, message: str) -> None:
+        print(f"[{time.strftime('%H:%M:%S')}] {message}", flush=True)
+
+    def save(self) -> None:
+        self.report_file.write_text(json.dumps(self.report, indent=2, default=str))
+
+    def run(self, phases: tuple[str, ...] = PHASES) -> None:
+        for phase in phases:
+            if self.report["phases"].get(phase, {}).get("ok"):
+                continue
+            self.log(f"phase {phase}")
+            began = time.monotonic()
+            entry: dict = {}
+            try:
+                entry["result"] = getattr(self, f"phase_{phase}")()
+                entry["ok"] = True
+            except Exception as error:  # noqa: BLE001 - recorded; later phases still run where they can
+                entry["ok"] = False
+                entry["error"] = f"{type(error).__name__}: {error}"[-6000:]
+                self.log(f"phase {phase} FAILED: {entry['error'][-1500:]}")
+                traceback.print_exc()
+            entry["seconds"] = round(time.monotonic() - began, 1)
+            self.report["phases"][phase] = entry
+            self.save()
+        self.report["finished"] = time.strftime("%Y-%m-%d %H:%M:%S %Z")
+        self.save()
+        (self.work / "report.md").write_text(markdown(self.report))
+        (self.work / "done").write_text("done\n")
+
+    # -- phases ------------------------------------------------------------------------------
+
+    def phase_join(self) -> dict:
+        assert self.pieces is not None, "--pieces DIR is needed"
+        manifest = json.loads((self.pieces / "manifest.json").read_text())
+        archive = self.work / "gpu-check.tar.xz"
+        digest = hashlib.sha256()
+        with open(archive, "wb") as joined:
+            for piece in manifest["pieces"]:
+                path = self.pieces / piece["name"]
+                if not path.exists():
+                    raise RuntimeError(f"piece {piece['name']} is missing from {self.pieces}")
+                data = path.read_bytes()
+                if hashlib.sha256(data).hexdigest() != piece["sha256"]:
+                    raise RuntimeError(f"piece {piece['name']} is corrupted (sha256 differs)")
+                digest.update(data)
+                joined.write(data)
+        if digest.hexdigest() != manifest["sha256"]:
+            raise RuntimeError("the joined archive's sha256 differs from the manifest's")
+        shutil.rmtree(self.bundle, ignore_errors=True)
+        self.bundle.mkdir(parents=True)
+        self.sh(["tar", "-xJf", archive, "-C", self.bundle])
+        archive.unlink()
+        return {"pieces": len(manifest["pieces"]), "bytes": manifest["bytes"], "contents": manifest.get("contents")}
+
+    def phase_install(self) -> dict:
+        found: dict = {}
+        for deb in sorted((self.bundle / "debs").glob("*.deb")):
+            self.sh(["dpkg-deb", "-x", deb, self.root])
+        for directory in ("/var/log/nginx", "/var/lib/nginx"):
+            Path(directory).mkdir(parents=True, exist_ok=True)
+        found["nginx"] = self.sh(["nginx", "-v"]).stderr.strip()
+        found["prometheus"] = self.sh(["prometheus", "--version"]).stdout.splitlines()[0]
+        # stackctl and the SDK clients: a venv that also sees the host's packages.
+        host_python = Path(sys.executable)
+        base = self.sh([host_python, "-c", "import sys; print(sys._base_executable)"]).stdout.strip()
+        self.sh([base, "-m", "venv", "--without-pip", self.venv])
+        site = self.sh([self.venv / "bin/python", "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"])
+        host_site = self.sh([host_python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"])
+        Path(site.stdout.strip(), "host-packages.pth").write_text(
+            f"import site; site.addsitedir({host_site.stdout.strip()!r})\n")
+        wheels = self.bundle / "stackctl"
+        self.sh([self.venv / "bin/python", "-m", "pip", "install", "--no-index", "--find-links", wheels, "-q",
+                 "--disable-pip-version-check", *(str(path) for path in sorted(wheels.glob("stackctl-*.whl"))),
+                 "anthropic", "openai"])
+        found["stackctl"] = self.sh([self.venv / "bin/python", "-c", "import stackctl; print(stackctl.__version__)"],
+                                    check=False).stdout.strip()
+        began = time.monotonic()
+        installed = self.sh([self.venv / "bin/stackctl", "install-engine", "--from", self.bundle / "engine",
+                             "--python", host_python], timeout=1200)
+        found["install_engine_seconds"] = round(time.monotonic() - began, 1)
+        found["install_engine"] = installed.stdout[-2000:]
+        found["engine_python"] = str(self.engine_python())
+        return found
+
+    def engine_python(self) -> Path:
+        engines = sorted(self.home.glob("engines/vllm-cuda-*/bin/python"))
+        if not engines:
+            raise RuntimeError(f"no engine under {self.home}/engines")
+        return engines[-1]
+
+    def phase_model(self) -> dict:
+        began = time.monotonic()
+        done = self.sh([self.venv / "bin/stackctl", "demo-model", "--shape", "qwen3-8b-widths",
+                        "--python", self.engine_python(), "--out", self.work / "model"], timeout=900)
+        config = json.loads((self.work / "model" / "config.json").read_text())
+        keys = ("architectures", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads",
+                "num_key_value_heads", "head_dim", "vocab_size", "max_position_embeddings", "torch_dtype", "dtype")
+        return {"seconds": round(time.monotonic() - began, 1), "output": done.stdout[-500:],
+                "config": {key: config[key] for key in keys if key in config},
+                "bytes": sum(path.stat().st_size for path in (self.work / "model").glob("*.safetensors"))}
+
+    def phase_stack(self) -> dict:
+        import yaml  # the host's
+
+        shutil.rmtree(self.stack, ignore_errors=True)
+        init = self.sh([self.venv / "bin/stackctl", "-C", self.stack, "init", "--hardware", "generic",
+                        "--model", self.work / "model", "--runtime", "native"])
+        stack_file = self.stack / "stack.yaml"
+        config = yaml.safe_load(stack_file.read_text())
+        config["engine"] = {"python": str(self.engine_python()),
+                            # /reset_prefix_cache, for the session replay's two placements
+                            "environment": {"VLLM_SERVER_DEV_MODE": "1"}}
+        config.setdefault("services", {})["grafana"] = False  # not a Debian package
+        # The flags GPU profiles render (as for qwen3.6): an fp8 KV cache, 256 sequences (the
+        # bench's highest level), vLLM's 8192-token batch budget; CUDA graphs stay on (no --enforce-eager).
+        config["models"][config["model"]]["kv_cache_dtype"] = "fp8"
+        vllm = config.setdefault("vllm", {})
+        vllm["max_num_seqs"] = 256
+        vllm["extra_args"] = ["--max-num-batched-tokens", "8192"]
+        stack_file.write_text(yaml.safe_dump(config))
+        rendered = self.stackctl("render")
+        began = time.monotonic()
+        up = self.stackctl("up", timeout=1800, check=False)
+        seconds = round(time.monotonic() - began, 1)
+        spec = json.loads((self.stack / ".stackctl/launch/vllm.json").read_text()) \
+            if (self.stack / ".stackctl/launch/vllm.json").exists() else {}
+        result = {"init": init.stdout[-3000:], "stack_yaml": stack_file.read_text(), "render": rendered.stdout[-500:],
+                  "up_seconds": seconds, "up": up.stdout[-4000:] + up.stderr[-2000:], "vllm_argv": spec.get("argv")}
+        if up.returncode != 0:
+            raise RuntimeError(f"stackctl up failed (exit {up.returncode}):\n{result['up']}")
+        return result
+
+    def phase_checks(self) -> dict:
+        result: dict = {}
+        doctor = self.stackctl("doctor", "--json", check=False, timeout=600)
+        try:
+            rows = json.loads(doctor.stdout)
+        except ValueError:
+            rows = doctor.stdout[-3000:] + doctor.stderr[-2000:]
+        result["doctor_exit"] = doctor.returncode
+        result["doctor"] = rows
+        result["status"] = self.stackctl("status", check=False).stdout
+        result["gpu_exporter"] = self.compare_exporter()
+        result["sdk"] = self.sdk_requests()
+        result["prometheus_targets"] = self.prometheus_targets()
+        return result
+
+    def compare_exporter(self) -> dict:
+        import urllib.request
+
+        config = self.stack_config()
+        text = urllib.request.urlopen(f"http://127.0.0.1:{config['ports'].get('gpu_exporter', 9835)}/metrics",
+                                      timeout=10).read().decode()
+        exported = {line.split("{")[0].split(" ")[0]: float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
+                    if line.startswith("stackctl_gpu_") and not line.startswith("#")}
+        fields = "memory.used,memory.total,utilization.gpu,temperature.gpu,power.draw"
+        smi = self.sh(["nvidia-smi", f"--query-gpu={fields}", "--format=csv,noheader,nounits"]).stdout.strip()
+        values = dict(zip(fields.split(","), (float(value) for value in smi.split(","))))
+        return {"exporter": exported, "nvidia_smi": values}
+
+    def sdk_requests(self) -> dict:
+        config = self.stack_config()
+        key = self.stackctl("connect", "key", "--show-key").stdout.strip()
+        script = REPO / "tools" / "gpu_check" / "sdk_requests.py"
+        results = {}
+        for name, base in (("nginx", f"http://127.0.0.1:{config['ports'].get('http', 80)}"),
+                           ("filter-proxy", f"http://127.0.0.1:{config['ports'].get('proxy', 4000)}")):
+            done = self.sh([self.venv / "bin/python", script, base, config_model(self.stack)],
+                           env={**self.env, "STACKCTL_CLIENT_KEY": key}, check=False, timeout=300)
+            results[name] = json.loads(done.stdout) if done.returncode == 0 else {"error": done.stderr[-2000:]}
+        return results
+
+    def prometheus_targets(self) -> dict:
+        import urllib.request
+
+        config = self.stack_config()
+        port = config["ports"].get("prometheus", 9090)
+        deadline = time.monotonic() + 60
+        while True:
+            data = json.loads(urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v1/targets", timeout=10).read())
+            targets = {target["labels"]["job"]: target["health"] for target in data["data"]["activeTargets"]}
+            if all(health == "up" for health in targets.values()) or time.monotonic() > deadline:
+                return targets
+            time.sleep(3)
+
+    def phase_memory(self) -> dict:
+        log = (self.stack / "logs" / "vllm.log").read_text(errors="replace")
+        wanted = ("Model loading took", "Available KV cache memory", "GPU KV cache size", "Maximum concurrency",
+                  "Graph capturing finished", "init engine", "torch.compile", "Memory profiling", "CUDA graph",
+                  "non-torch", "activation", "Using FlashAttention", "Using .* backend", "kv_cache_dtype", "fp8",
+                  "max_num_batched_tokens", "Chunked prefill")
+        lines = [line.strip() for line in log.splitlines() if any(re.search(word, line) for word in wanted)]
+        smi = self.sh(["nvidia-smi", "--query-gpu=memory.used,memory.total", "--format=csv,noheader,nounits"]).stdout
+        kv_tokens = [int(found.group(1).replace(",", "")) for found in
+                     re.finditer(r"GPU KV cache size: ([\d,]+) tokens", log)]
+        doctor = self.report["phases"].get("checks", {}).get("result", {}).get("doctor")
+        rows = doctor.get("checks", []) if isinstance(doctor, dict) else []
+        fit = next((row for row in rows if row.get("name") == "model-fit"), None)
+        return {"vllm_log": lines[:80], "nvidia_smi_memory_mib": smi.strip(),
+                "vllm_kv_cache_tokens": kv_tokens[-1] if kv_tokens else None, "doctor_model_fit": fit}
+
+    def phase_bench(self) -> dict:
+        out = self.work / "bench.json"
+        done = self.sh([self.venv / "bin/python", REPO / "benchmarks/engine_routes.py", "--stack", self.stack,
+                        "--levels", self.levels, "--tokens", str(self.tokens), "--client-check", "--json", out],
+                       timeout=1500)
+        return {**json.loads(out.read_text()), "output": done.stdout[-6000:]}
+
+    def phase_session(self) -> dict:
+        recording = self.bundle / "session.json"
+        env = {**self.env, "VLLM_API_KEY": self.dotenv()["VLLM_API_KEY"]}
+        out = self.work / "session-report.json"
+        config = self.stack_config()
+        done = self.sh([self.venv / "bin/python", REPO / "tools/gpu_check/session.py", "replay", recording,
+                        "--vllm-url", f"http://127.0.0.1:{config['ports'].get('vllm', 8000)}",
+                        "--model", config_model(self.stack), "--json", out], env=env, timeout=1200)
+        return {**json.loads(out.read_text()), "output": done.stdout[-4000:]}
+
+    # -- helpers -----------------------------------------------------------------------------
+
+    def stack_config(self) -> dict:
+        import yaml
+
+        config = yaml.safe_load((self.stack / "stack.yaml").read_text())
+        config.setdefault("ports", {})
+        return config
+
+    def dotenv(self) -> dict[str, str]:
+        pairs = (line.split("=", 1) for line in (self.stack / ".env").read_text().splitlines() if "=" in line
+                 and not line.startswith("#"))
+        return {key.strip(): value.strip().strip('"').strip("'") for key, value in pairs}
+
+
+def config_model(stack: Path) -> str:
+    import yaml
+
+    config = yaml.safe_load((stack / "stack.yaml").read_text())
+    return config.get("served_model_name") or config.get("model")
+
+
+def markdown(report: dict) -> str:
+    lines = [f"# GPU check, {report.get('started')}", ""]
+    for phase, entry in report["phases"].items():
+        lines.append(f"- {phase}: {'ok' if entry.get('ok') else 'FAILED'} in {entry.get('seconds')} s"
+                     + ("" if entry.get("ok") else f": {str(entry.get('error'))[:300]}"))
+    bench = report["phases"].get("bench", {}).get("result")
+    if bench:
+        lines += ["", "## Routes", "", bench["table"]]
+    session = report["phases"].get("session", {}).get("result")
+    if session:
+        lines += ["", "## Claude Code session replayed (prefix cache)", "",
+                  "| turn | front: cached, TTFT | in-place: cached, TTFT |", "|---|---|---|"]
+        front, in_place = session["placements"]["front"], session["placements"]["in-place"]
+        for one, other in zip(front, in_place):
+            lines.append(f"| {one['label']} | {one['cached_share']:.1%}, {one['ttft_ms']:.0f} ms "
+                         f"| {other['cached_share']:.1%}, {other['ttft_ms']:.0f} ms |")
+    return "\n".join(lines) + "\n"
+
+
+def wait(work: Path, until: float, out: Path | None) -> int:
+    """Show the background run's progress until it is done or `until` seconds have passed."""
+    log = work / "run.log"
+    deadline = time.monotonic() + until
+    offset = 0
+    while True:
+        if log.exists():
+            text = log.read_text(errors="replace")
+            print(text[offset:], end="", flush=True)
+            offset = len(text)
+        if (work / "done").exists() or time.monotonic() > deadline:
+            break
+        time.sleep(5)
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        for name in ("report.json", "report.md", "run.log"):
+            if (work / name).exists():
+                shutil.copy(work / name, out / name)
+        stack_logs = work / "stack" / "logs"
+        if stack_logs.is_dir():
+            subprocess.run(["tar", "-czf", str(out / "stack-logs.tar.gz"), "-C", str(stack_logs), "."], check=False)
+    done = (work / "done").exists()
+    print(f"\n{'DONE' if done else 'STILL RUNNING'}", flush=True)
+    return 0 if done else 3
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("action", choices=("start", "wait", "all", "phases"))
+    parser.add_argument("--pieces", type=Path)
+    parser.add_argument("--work", type=Path, default=Path("/tmp/gpu-check"))
+    parser.add_argument("--until", type=float, default=540)
+    parser.add_argument("--out", type=Path)
+    parser.add_argument("--only", default=",".join(PHASES), help="phases to run (with `phases`)")
+    parser.add_argument("--levels", default="1,16,64,256")
+    parser.add_argument("--tokens", type=int, default=256)
+    options = parser.parse_args()
+    options.work.mkdir(parents=True, exist_ok=True)
+    if options.action == "start":
+        argv = [sys.executable, __file__, "all", "--work", str(options.work), "--levels", options.levels,
+                "--tokens", str(options.tokens)] + (["--pieces", str(options.pieces)] if options.pieces else [])
+        with open(options.work / "run.log", "ab") as log:
+            subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                             start_new_session=True, cwd=REPO)
+        sys.exit(wait(options.work, options.until, options.out))
+    if options.action == "wait":
+        sys.exit(wait(options.work, options.until, options.out))
+    check = Check(options.work, options.pieces, options.levels, options.tokens)
+    (options.work / "done").unlink(missing_ok=True)
+    check.run(PHASES if options.action == "all" else tuple(options.only.split(",")))
+
+
+if __name__ == "__main__":
+    main()
