@@ -22,6 +22,7 @@ from stackctl.doctor.network import (
     check_nginx_upstreams,
     check_ports,
 )
+from stackctl.doctor.request_failures import check_request_failures
 from stackctl.doctor.result import CheckResult, fail
 from stackctl.doctor.topology import (
     check_peers,
@@ -80,6 +81,8 @@ CHECKS: tuple[Check, ...] = (
     Check("engine-version", check_engine_version, fast=False, needs=_ENGINE),
     # History, not a host trap: `up` must not refuse to retry because the last try failed.
     Check("last-start", check_last_start, fast=False),
+    # The requests a running vLLM refused, per class, from its log: `doctor` only.
+    Check("request-failures", check_request_failures, fast=False, needs=_VLLM),
 )
 
 
