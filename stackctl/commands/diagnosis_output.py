@@ -49,8 +49,9 @@ def print_diagnosis(console: Console, diagnosis: Diagnosis) -> None:
     if diagnosis.severity is not Severity.fatal:
         label = "[yellow]warning:[/yellow]"
     else:
-        # A known cause, or (no signature knows it) the error line that stopped the service.
-        label = "[red]cause:[/red]" if diagnosis.known else "[red]error:[/red]"
+        # A known cause, or (no signature knows it) the error line that stopped the service. Not
+        # `error:`: that label is the command's own one-line failure, printed once, last.
+        label = "[red]cause:[/red]" if diagnosis.known else "[red]failure:[/red]"
     # soft_wrap: the terminal wraps, rich neither folds nor cuts, so the fix stays whole and copyable.
     # Log text is not markup: `[rank0]` prints as is.
     console.print(f"{label} {escape(diagnosis.summary)}", soft_wrap=True)

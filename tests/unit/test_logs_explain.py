@@ -109,7 +109,7 @@ def test_an_unknown_error_in_any_service_s_log_leads_with_the_error_line(tmp_pat
     result = explain(tmp_path, service, ["INFO starting", line, "INFO shutting down"])
     assert result.exit_code == (1 if fatal else 0), result.output
     output = result.output.splitlines()
-    label, what = ("error: ", f"what stopped {service}") if fatal else ("warning: ", f"the last error {service} logged")
+    label, what = ("failure: ", f"what stopped {service}") if fatal else ("warning: ", f"the last error {service} logged")
     assert output[0].startswith(label) and "unheard-of" in output[0], result.output
     assert output[1].startswith(f"fix: no fix is named in the log: the error shown is {what}"), result.output
     assert f"stackctl logs {service}" in output[1]

@@ -137,7 +137,7 @@ SIGNATURES: tuple[Signature, ...] = (
     signature(Cause.container_cuda_requirement, r"requirement error: unsatisfied condition: cuda",
               _container_cuda_requirement),
     signature(Cause.no_gpu_runtime,
-              r"could not select device driver \"[\w]*\" with capabilities: \[\[gpu\]\]|unknown or invalid runtime "
+              r"could not select device driver \"[\w]*\" with capabilities: \[|unknown or invalid runtime "
               r"name: nvidia|Unknown runtime specified nvidia|unresolvable CDI devices", _no_gpu_runtime),
     signature(Cause.gpu_driver_not_loaded,
               r"nvml error: driver not loaded|load library failed: libnvidia-ml\.so|error gathering device information "

@@ -14,6 +14,8 @@ from stackctl.diagnosis import Cause, diagnose_log
         ("api_server.py: error: argument --dtype: invalid choice: 'fp8'", "--dtype"),
         ("nginx: [emerg] bind() to 0.0.0.0:80 failed (98: Address already in use)", "port"),
         ("OSError: [Errno 98] error while attempting to bind on address", "port"),
+        # What this repository's Docker engine answers Compose's `gpus: all` without the NVIDIA runtime.
+        ('Error response from daemon: could not select device driver "" with capabilities: []', "nvidia-ctk"),
     ],
 )
 def test_known_failures_name_their_fix(line, expected):
