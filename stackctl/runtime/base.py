@@ -23,6 +23,7 @@ from stackctl.services import Service
 
 if TYPE_CHECKING:
     from stackctl.diagnosis import Diagnosis
+    from stackctl.engine.invocation import VllmInvocation
 
 EventKind = Literal[
     "running", "starting", "restarting", "waiting", "healthy",
@@ -80,10 +81,13 @@ class ServiceStartFailed(ServiceFailed):
     """A service exited or missed its health gate; carries its log tail and what it diagnosed there."""
 
     def __init__(self, message: str, log_tail: list[str] | None = None, hint: str | None = None, *,
-                 service: str | None = None, diagnosis: Diagnosis | None = None) -> None:
+                 service: str | None = None, diagnosis: Diagnosis | None = None,
+                 start_output: list[str] | None = None) -> None:
         super().__init__(message)
         # None: the service never ran, so it has no log (e.g. its container could not be created).
         self.log_tail = log_tail
+        # What the runtime itself said when it could not start the service (Docker's error).
+        self.start_output = start_output
         self.service = service
         self.diagnosis = diagnosis
         self.hint = hint if hint is not None else (diagnosis.one_line() if diagnosis else None)
@@ -114,6 +118,11 @@ class Runtime(ABC):
     @abstractmethod
     def model_location(self, local_model: Path | None) -> ModelLocation:
         """Where vLLM finds a model served from a local directory (None: the Hugging Face id)."""
+
+    @abstractmethod
+    def vllm_invocation(self, image: str, engine_python: Path) -> VllmInvocation:
+        """How this runtime's vLLM is started: from `image` (Compose) or from the engine venv whose
+        interpreter is `engine_python` (native)."""
 
     @abstractmethod
     def acme_webroot(self) -> str:

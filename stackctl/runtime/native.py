@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from stackctl.diagnosis import DIAGNOSIS_LOG_LINES, diagnose_service_log
 from stackctl.engine.choice import NativeEngine, native_engine
+from stackctl.engine.invocation import VllmInvocation, venv_invocation
 from stackctl.engine.probe import probe_engine
 from stackctl.errors import StackError
 from stackctl.health import ProbeResult, probe, wait_until_healthy
@@ -80,6 +81,9 @@ class NativeRuntime(Runtime):
 
     def model_location(self, local_model: Path | None) -> ModelLocation:
         return ModelLocation(str(local_model) if local_model else None)
+
+    def vllm_invocation(self, image: str, engine_python: Path) -> VllmInvocation:
+        return venv_invocation(engine_python, cpu_build=not self.config.hardware_profile.has_gpu)
 
     def acme_webroot(self) -> str:
         return str(self.layout.data / "acme")
@@ -304,9 +308,10 @@ class NativeRuntime(Runtime):
         log_tail = tail(log_file, DIAGNOSIS_LOG_LINES, offset)
         what = "exited during start" if exited else f"did not become healthy in {service.start_timeout:.0f} s"
         detail = "" if exited else f" (last check: {result.detail})"
+        account = f"{service.name} {what}{detail}"
         raise ServiceStartFailed(
-            f"{service.name} {what}{detail}; full log: {log_file}", log_tail, service=service.name,
-            diagnosis=diagnose_service_log(service.name, log_tail, self.config),
+            f"{account}; full log: {log_file}", log_tail, service=service.name,
+            diagnosis=diagnose_service_log(service.name, log_tail, self.config, failed=True, failure=account),
         )
 
     def _preflight(self, services: list[Service]) -> None:

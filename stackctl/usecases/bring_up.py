@@ -97,7 +97,7 @@ def bring_up(stack: Stack, *, skip_checks: bool = False,
     except ServiceStartFailed as failure:
         if failure.service:
             record_failed_start(stack.layout, service=failure.service, message=str(failure),
-                                log_tail=failure.log_tail or [], runtime=stack.runtime.name)
+                                log_tail=failure.log_tail or failure.start_output or [], runtime=stack.runtime.name)
         raise
     clear_failed_start(stack.layout)
     return endpoint_of(stack)

@@ -198,9 +198,7 @@ class Check:
         init = self.stackctl("init", "--hardware", "generic", "--model", str(self.work / "model"), "--runtime", "native")
         stack_file = self.stack / "stack.yaml"
         config = yaml.safe_load(stack_file.read_text())
-        config["engine"] = {"python": str(self.engine_python()),
-                            # /reset_prefix_cache, for the session replay's two placements
-                            "environment": {"VLLM_SERVER_DEV_MODE": "1"}}
+        config["engine"] = {"python": str(self.engine_python())}
         config.setdefault("services", {})["grafana"] = False  # not a Debian package
         # The flags GPU profiles render (as for qwen3.6): an fp8 KV cache, 256 sequences (the
         # bench's highest level), vLLM's 8192-token batch budget; CUDA graphs stay on (no --enforce-eager).
@@ -208,6 +206,7 @@ class Check:
         vllm = config.setdefault("vllm", {})
         vllm["max_num_seqs"] = 256
         vllm["extra_args"] = ["--max-num-batched-tokens", "8192"]
+        vllm["environment"] = {"VLLM_SERVER_DEV_MODE": "1"}  # /reset_prefix_cache, for the session replay
         # One client key drives up to 256 streams: the default per-key limit (32 at once) would turn
         # most of them away with 429 (the first H100 run's proxied levels at 64 and 256).
         config["limits"] = {"max_concurrent": 0}

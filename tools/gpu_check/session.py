@@ -145,7 +145,7 @@ def replay(recording: Path, vllm_url: str, vllm_key: str, model: str, max_tokens
                                timeout=60)
             if reset.status_code != 200:
                 sys.exit(f"could not empty vLLM's prefix cache ({reset.status_code}): start vLLM with "
-                         "VLLM_SERVER_DEV_MODE=1 (engine.environment in stack.yaml)")
+                         "VLLM_SERVER_DEV_MODE=1 (vllm.environment in stack.yaml)")
             with proxy(vllm_url, vllm_key, placement, model, Path(scratch), stackctl) as url:
                 figures = [replay_turn(url, vllm_url, turn, model, max_tokens) for turn in session["turns"]]
             results[placement] = [{**asdict(figure), "cached_share": figure.cached_share} for figure in figures]
