@@ -31,7 +31,10 @@ import traceback
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-PHASES = ("join", "install", "model", "stack", "checks", "memory", "bench", "session")
+PHASES = ("join", "install", "model", "stack", "checks", "memory", "bench", "bench_before", "session")
+# An older filter-proxy to measure beside this one in the same run (`git archive REV stackctl`
+# unpacked here, carried with the call): the gateway's before/after on the same engine.
+BEFORE = REPO / ".gpu-check" / "before"
 # The later phases need these; the ones after them stand alone.
 ESSENTIAL = ("join", "install", "model", "stack")
 
@@ -311,6 +314,42 @@ class Check:
                        timeout=1500)
         return {**json.loads(out.read_text()), "output": done.stdout[-6000:]}
 
+    def phase_bench_before(self) -> dict:
+        """The same routes through an older filter-proxy (BEFORE) in front of the same vLLM."""
+        if not (BEFORE / "stackctl").is_dir():
+            return {"skipped": f"no older proxy in {BEFORE}"}
+        port = 4100
+        dotenv = self.dotenv()
+        env = {**self.env, "PYTHONPATH": str(BEFORE), "STACKCTL_PROXY_KEYS": dotenv["STACKCTL_PROXY_KEYS"],
+               "VLLM_API_KEY": dotenv["VLLM_API_KEY"], "STACKCTL_PROXY_LOG_LEVEL": "warning"}
+        config = self.stack_config()
+        with open(self.work / "proxy-before.log", "wb") as log:
+            proxy = subprocess.Popen([self.venv / "bin/python", "-m", "stackctl", "filter-proxy", "serve",
+                                      "--backend", f"http://127.0.0.1:{config['ports'].get('vllm', 8000)}",
+                                      "--port", str(port), "--default-model", config_model(self.stack),
+                                      "--max-concurrent", "0"], env=env, stdout=log, stderr=subprocess.STDOUT, cwd=BEFORE)
+        try:
+            import urllib.request
+
+            deadline = time.monotonic() + 60
+            while True:
+                try:
+                    urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2)
+                    break
+                except OSError:
+                    if time.monotonic() > deadline or proxy.poll() is not None:
+                        raise RuntimeError(f"the older proxy did not start: {(self.work / 'proxy-before.log').read_text()[-2000:]}")
+                    time.sleep(0.5)
+            out = self.work / "bench-before.json"
+            done = self.sh([self.venv / "bin/python", REPO / "benchmarks/engine_routes.py", "--stack", self.stack,
+                            "--levels", self.levels, "--tokens", str(self.tokens), "--proxy-port", str(port),
+                            "--json", out], timeout=1500)
+        finally:
+            proxy.terminate()
+            proxy.wait(20)
+        return {**json.loads(out.read_text()), "output": done.stdout[-6000:],
+                "revision": (BEFORE / "REVISION").read_text().strip() if (BEFORE / "REVISION").exists() else None}
+
     def phase_session(self) -> dict:
         recording = self.bundle / "session.json"
         env = {**self.env, "VLLM_API_KEY": self.dotenv()["VLLM_API_KEY"]}
@@ -351,6 +390,9 @@ def markdown(report: dict) -> str:
     bench = report["phases"].get("bench", {}).get("result")
     if bench:
         lines += ["", "## Routes", "", bench["table"]]
+    before = report["phases"].get("bench_before", {}).get("result")
+    if before and "table" in before:
+        lines += ["", f"## Routes through the older proxy ({before.get('revision')}), same engine", "", before["table"]]
     session = report["phases"].get("session", {}).get("result")
     if session:
         lines += ["", "## Claude Code session replayed (prefix cache)", "",
@@ -377,7 +419,7 @@ def wait(work: Path, until: float, out: Path | None) -> int:
         time.sleep(5)
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
-        for name in ("report.json", "report.md", "run.log"):
+        for name in ("report.json", "report.md", "run.log", "bench.json", "bench-before.json", "session-report.json"):
             if (work / name).exists():
                 shutil.copy(work / name, out / name)
         stack_logs = work / "stack" / ".stackctl" / "logs"
