@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -32,6 +31,10 @@ from pathlib import Path
 import httpx
 
 REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+from proxy_process import free_port, proxy_process
+
 WINDOW = 131072
 YESTERDAY, TODAY = "Etc/GMT+12", "Etc/GMT-14"  # 26 h apart: the date always differs
 PLACEMENTS = ("front", "in-place")
@@ -189,40 +192,12 @@ def prefix_counters(vllm_url: str) -> tuple[float, float]:
 # ---- shared --------------------------------------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @contextmanager
 def proxy(backend_url: str, backend_key: str | None, placement: str, model: str, work: Path,
           stackctl: list[str] | None = None):  # type: ignore[no-untyped-def]
-    """`stackctl filter-proxy serve` with one placement, on a free port, stopped after."""
-    port = free_port()
-    env = {**os.environ, "VLLM_API_KEY": backend_key or "", "STACKCTL_PROXY_KEYS": f"bench={CLIENT_KEY}",
-           "STACKCTL_PROXY_LOG_LEVEL": "warning"}
-    argv = [*(stackctl or [sys.executable, "-m", "stackctl"]), "filter-proxy", "serve", "--backend", backend_url,
-            "--port", str(port), "--default-model", model, "--search-backend", "off", "--system-placement", placement]
-    log_path = work / f"proxy-{placement}.log"
-    with open(log_path, "wb") as log:
-        process = subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(url + "/health", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline or process.poll() is not None:
-                sys.exit(f"the proxy did not start: {log_path.read_text()[-2000:]}")
-            time.sleep(0.2)
+    with proxy_process(backend_url, backend_key, client_key=CLIENT_KEY, model=model, placement=placement, work=work,
+                       stackctl=stackctl) as url:
         yield url
-    finally:
-        process.terminate()
-        process.wait(10)
 
 
 def main() -> None:
