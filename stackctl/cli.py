@@ -16,6 +16,7 @@ from stackctl.commands import (
     gpu_exporter,
     init,
     install_engine,
+    launch,
     logs,
     profiles,
     pull,
@@ -33,7 +34,7 @@ from stackctl.layout import find_layout
 app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__, pretty_exceptions_enable=False)
 
 # In the order `stackctl --help` lists them.
-COMMANDS = (init, render, up, down, status, logs, connect, doctor, profiles, pull, install_engine, engine, secrets,
+COMMANDS = (init, render, up, down, status, logs, connect, launch, doctor, profiles, pull, install_engine, engine, secrets,
             tls, systemd, gpu_exporter)
 
 

@@ -291,17 +291,11 @@ def client_config(connection: Connection, client: str, *, home: Path | None = No
     return recipe(connection, home or Path.home())
 
 
-def try_lines(endpoint: Endpoint) -> dict[str, str]:
-    """One shell line per client that works as printed, once `KEY` holds a client key: what
-    `up` prints for this machine."""
+def try_line(endpoint: Endpoint) -> str:
+    """A curl request that works as printed on this machine once `KEY` holds a client key."""
     request = json.dumps({"model": endpoint.model, "messages": [{"role": "user", "content": "hi"}]})
-    env = claude_code_env(endpoint, "$KEY")
-    claude = " ".join(f"{name}={value if value == '$KEY' else shlex.quote(value)}" for name, value in env.items())
-    return {
-        "curl": f'curl -s {endpoint.openai_base_url}/chat/completions -H "Authorization: Bearer $KEY" '
-                f"-H 'content-type: application/json' -d {shlex.quote(request)}",
-        "Claude Code": f"{claude} claude",
-    }
+    return (f'curl -s {endpoint.openai_base_url}/chat/completions -H "Authorization: Bearer $KEY" '
+            f"-H 'content-type: application/json' -d {shlex.quote(request)}")
 
 
 # ---- writing ------------------------------------------------------------------------------------

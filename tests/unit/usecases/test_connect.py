@@ -17,7 +17,7 @@ from stackctl.usecases.connect import (
     ConnectError,
     client_config,
     connection_of,
-    try_lines,
+    try_line,
     write_client_config,
 )
 from stackctl.usecases.endpoint import endpoint_of
@@ -125,11 +125,10 @@ def test_a_file_that_is_not_json_is_left_alone(demo, tmp_path):
     assert target.read_text().startswith("{ // JSON5")
 
 
-def test_up_prints_lines_that_only_need_the_key(demo):
-    lines = try_lines(endpoint_of(demo))
-    assert lines["Claude Code"].startswith("ANTHROPIC_BASE_URL=http://127.0.0.1:8080 ANTHROPIC_AUTH_TOKEN=$KEY ")
-    assert lines["Claude Code"].endswith(" CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 claude")
-    assert '"Authorization: Bearer $KEY"' in lines["curl"] and "/v1/chat/completions" in lines["curl"]
+def test_up_prints_a_curl_line_that_only_needs_the_key(demo):
+    line = try_line(endpoint_of(demo))
+    assert line.startswith("curl -s http://127.0.0.1:8080/v1/chat/completions ")
+    assert '"Authorization: Bearer $KEY"' in line
 
 
 def test_codex_gets_a_responses_provider_the_model_and_its_window(demo, tmp_path):
