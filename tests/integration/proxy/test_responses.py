@@ -203,6 +203,15 @@ def test_a_backend_that_dies_mid_reply_ends_the_stream_with_response_failed(prox
     assert kinds[-2:] == ["error", "response.failed"]
 
 
+def test_vllms_own_error_event_is_followed_by_response_failed_with_its_message(proxy: RunningProxy) -> None:
+    body = {"model": "gpt-4o", "input": "scenario:generation_error", "stream": True}
+    events = sse_events(httpx.post(proxy.base_url + ROUTE, json=body, headers={"x-api-key": ALICE_KEY}).content)
+    kinds = [e["type"] for e in events]
+    assert kinds[-2:] == ["error", "response.failed"] and kinds.count("error") == 1, kinds  # vLLM's, not a second
+    assert [e["sequence_number"] for e in events] == list(range(len(events)))
+    assert events[-1]["response"]["error"]["message"] == "the model backend failed mid-reply: engine core died"
+
+
 def test_max_output_tokens_is_fitted_and_a_prompt_over_the_window_is_context_length_exceeded(
     start_proxy, base_settings, backend: ScriptedBackend
 ) -> None:  # type: ignore[no-untyped-def]

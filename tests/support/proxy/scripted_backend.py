@@ -305,6 +305,10 @@ class ScriptedBackend:
         if name == "died_midway":
             await responses.stream_events(send, events[:5])
             raise BackendCrash(name)
+        if name == "generation_error":
+            await responses.stream_events(send, [*events[:5], responses.generation_error(5)])
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+            return
         await responses.stream_events(send, events)
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 

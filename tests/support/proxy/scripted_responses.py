@@ -5,8 +5,9 @@ dumps them).
 
 A request whose user input mentions `script:KEY` gets the next scripted Turn; otherwise the
 last user input picks a scenario: `scenario:hang` streams text until the client leaves,
-`scenario:died_midway` stops after the first text delta without `response.completed`, and
-anything else is answered with DEFAULT_TEXT.
+`scenario:died_midway` stops after the first text delta without `response.completed`,
+`scenario:generation_error` sends vLLM's own `error` event there and ends, and anything else is
+answered with DEFAULT_TEXT.
 """
 
 from __future__ import annotations
@@ -259,3 +260,10 @@ async def stream_events(send: Any, events: list[bytes], *, pace_s: float = 0.0) 
         await send({"type": "http.response.body", "body": event, "more_body": True})
         if pace_s:
             await asyncio.sleep(pace_s)
+
+
+def generation_error(sequence_number: int) -> bytes:
+    """The `error` event vLLM streams when generation fails after the stream started."""
+    body = {"type": "error", "code": "InternalServerError", "message": "engine core died",
+            "param": None, "sequence_number": sequence_number}  # fmt: skip
+    return f"event: error\ndata: {json.dumps(body)}\n\n".encode()
