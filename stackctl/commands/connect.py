@@ -9,7 +9,7 @@ import typer
 
 from stackctl.commands._shared import cli_invocation, console, err_console, layout_of, load_stack
 
-CLIENT_NAMES = ("claude-code", "opencode", "openclaw", "openai", "anthropic", "key")
+CLIENT_NAMES = ("claude-code", "opencode", "openclaw", "codex", "openai", "anthropic", "key")
 
 
 def register(app: typer.Typer) -> None:
@@ -18,7 +18,7 @@ def register(app: typer.Typer) -> None:
 
 def connect(
     ctx: typer.Context,
-    client: Annotated[str, typer.Argument(help="claude-code, opencode, openclaw, openai, anthropic, or key "
+    client: Annotated[str, typer.Argument(help="claude-code, opencode, openclaw, codex, openai, anthropic, or key "
                                                "(the client key alone, for scripts).")],
     key: Annotated[str | None, typer.Option("--key", help="Client key name from .env (default: the first).")] = None,
     host: Annotated[str | None, typer.Option(help="Address or name clients use (default: this machine's LAN "
@@ -48,8 +48,9 @@ def connect(
     if write:
         written = write_client_config(config, path)
         verb = "created" if written.created else "updated"
-        console.print(f"{verb} {written.path} (owner-only: it holds key {connection.key.name!r}); then run: "
-                      f"{config.then}", markup=False)
+        private = (f"owner-only: it holds key {connection.key.name!r}" if config.file_holds_key
+                   else "owner-only; the key stays out of it")
+        console.print(f"{verb} {written.path} ({private}); then run: {config.then}", markup=False)
         return
     console.print(config.text(show_key=show_key), markup=False)
     err_console.print(f"# then: {config.then}   (--write puts it in {config.path})", markup=False)

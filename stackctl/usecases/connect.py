@@ -14,6 +14,11 @@ Each client's recipe follows its own documentation:
 - OpenClaw (https://docs.openclaw.ai/providers/vllm, "Explicit configuration"): a
   `models.providers` entry with `api: "openai-completions"`, `baseUrl`, `apiKey` and per model
   `contextWindow` / `maxTokens`, then `agents.defaults.model.primary`.
+- Codex CLI (https://developers.openai.com/codex/config-reference): a `model_providers`
+  entry in ~/.codex/config.toml with `wire_api = "responses"` (the only one Codex takes),
+  `base_url` and `env_key` (the variable that holds the key: it stays out of the file), then
+  `model`, `model_provider` and `model_context_window` / `model_auto_compact_token_limit`
+  (Codex knows no window for a model it has no metadata for).
 - The OpenAI and Anthropic SDKs: OPENAI_BASE_URL / OPENAI_API_KEY, ANTHROPIC_BASE_URL /
   ANTHROPIC_API_KEY.
 
@@ -32,12 +37,16 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import tomlkit
+from tomlkit.exceptions import TOMLKitError
+
 from stackctl.envfile import read_env
 from stackctl.errors import ConfigError, StackError
 from stackctl.stack import Stack
 from stackctl.usecases.endpoint import Endpoint, endpoint_of
 
-PROVIDER_ID = "stackctl"  # the provider's name in opencode and OpenClaw configs
+PROVIDER_ID = "stackctl"  # the provider's name in opencode, OpenClaw and Codex configs
+KEY_VARIABLE = "STACKCTL_API_KEY"  # where Codex reads the key (its provider's env_key)
 _KEYS = "STACKCTL_PROXY_KEYS"
 # What clients may spend on one reply: a quarter of the window, at most 32k (Claude Code's own
 # default); opencode and OpenClaw keep this much of the window free when they compact.
@@ -115,8 +124,8 @@ def lan_address() -> str:
 
 @dataclass(frozen=True)
 class ClientConfig:
-    """One client's configuration: environment variables, or a JSON document merged into its
-    config file (`replace`: the key paths written whole, everything else merged)."""
+    """One client's configuration: environment variables, or a JSON (or TOML) document merged
+    into its config file (`replace`: the key paths written whole, everything else merged)."""
 
     client: str
     path: Path  # where --write puts it
@@ -125,20 +134,29 @@ class ClientConfig:
     document: Mapping[str, Any] = field(default_factory=dict)
     replace: tuple[tuple[str, ...], ...] = ()
     key: ClientKey | None = None
+    toml: bool = False  # the document is TOML (Codex's config.toml), not JSON
 
     def text(self, *, show_key: bool) -> str:
-        """What `connect` prints: export lines or JSON; the key masked unless `show_key`."""
+        """What `connect` prints: export lines, JSON or TOML; the key masked unless `show_key`."""
         masked = self if show_key or self.key is None else self._with_key_masked()
-        if masked.env:
-            return "\n".join(f"export {name}={shlex.quote(value)}" for name, value in masked.env.items())
-        return json.dumps(masked.document, indent=2)
+        exports = "\n".join(f"export {name}={shlex.quote(value)}" for name, value in masked.env.items())
+        if self.toml:
+            return tomlkit.dumps(masked.document) + (f"\n# and in the shell Codex runs from:\n{exports}" if exports else "")
+        return exports or json.dumps(masked.document, indent=2)
+
+    @property
+    def file_holds_key(self) -> bool:
+        """Whether what --write puts in the file holds the key (Codex reads it from the environment)."""
+        if self.key is None:
+            return False
+        return not self.document or self.key.value in json.dumps(self.document)
 
     def _with_key_masked(self) -> ClientConfig:
         assert self.key is not None
         secret, hidden = self.key.value, f"<key {self.key.name!r}: --show-key prints it>"
         env = {name: value.replace(secret, hidden) for name, value in self.env.items()}
         document = json.loads(json.dumps(self.document).replace(secret, hidden))
-        return ClientConfig(self.client, self.path, self.then, env, document, self.replace, self.key)
+        return replace(self, env=env, document=document)
 
 
 def claude_code_env(endpoint: Endpoint | Connection, key: str) -> dict[str, str]:
@@ -218,6 +236,32 @@ def _openclaw(connection: Connection, home: Path) -> ClientConfig:
                         replace=(("models", "providers", PROVIDER_ID),), key=connection.key)
 
 
+def codex_document(connection: Connection) -> dict[str, Any]:
+    """Codex's settings for the stack (config.toml keys; `codex -c` takes the same)."""
+    return {
+        "model": connection.model,
+        "model_provider": PROVIDER_ID,
+        "model_context_window": connection.context_tokens,
+        # Compact while a whole reply still fits (Codex's default assumes a far larger window).
+        "model_auto_compact_token_limit": connection.context_tokens - connection.output_tokens,
+        "model_providers": {
+            PROVIDER_ID: {
+                "name": "stackctl",
+                "base_url": connection.openai_base_url,
+                "env_key": KEY_VARIABLE,
+                "wire_api": "responses",
+            }
+        },
+    }
+
+
+def _codex(connection: Connection, home: Path) -> ClientConfig:
+    return ClientConfig("codex", home / ".codex" / "config.toml",
+                        f"codex, with {KEY_VARIABLE} set to the client key (`connect key --show-key` prints it)",
+                        env={KEY_VARIABLE: connection.key.value}, document=codex_document(connection),
+                        replace=(("model_providers", PROVIDER_ID),), key=connection.key, toml=True)
+
+
 def _openai(connection: Connection, home: Path) -> ClientConfig:
     env = {"OPENAI_BASE_URL": connection.openai_base_url, "OPENAI_API_KEY": connection.key.value}
     return ClientConfig("openai", home / ".config" / "stackctl" / "openai.env",
@@ -234,6 +278,7 @@ CLIENTS: dict[str, Callable[[Connection, Path], ClientConfig]] = {
     "claude-code": _claude_code,
     "opencode": _opencode,
     "openclaw": _openclaw,
+    "codex": _codex,
     "openai": _openai,
     "anthropic": _anthropic,
 }
@@ -246,17 +291,11 @@ def client_config(connection: Connection, client: str, *, home: Path | None = No
     return recipe(connection, home or Path.home())
 
 
-def try_lines(endpoint: Endpoint) -> dict[str, str]:
-    """One shell line per client that works as printed, once `KEY` holds a client key: what
-    `up` prints for this machine."""
+def try_line(endpoint: Endpoint) -> str:
+    """A curl request that works as printed on this machine once `KEY` holds a client key."""
     request = json.dumps({"model": endpoint.model, "messages": [{"role": "user", "content": "hi"}]})
-    env = claude_code_env(endpoint, "$KEY")
-    claude = " ".join(f"{name}={value if value == '$KEY' else shlex.quote(value)}" for name, value in env.items())
-    return {
-        "curl": f'curl -s {endpoint.openai_base_url}/chat/completions -H "Authorization: Bearer $KEY" '
-                f"-H 'content-type: application/json' -d {shlex.quote(request)}",
-        "Claude Code": f"{claude} claude",
-    }
+    return (f'curl -s {endpoint.openai_base_url}/chat/completions -H "Authorization: Bearer $KEY" '
+            f"-H 'content-type: application/json' -d {shlex.quote(request)}")
 
 
 # ---- writing ------------------------------------------------------------------------------------
@@ -272,7 +311,9 @@ def write_client_config(config: ClientConfig, path: Path | None = None) -> Writt
     """Merge the configuration into its file (created if missing), owner-only: it holds a key."""
     target = Path(path or config.path).expanduser()
     created = not target.exists()
-    if config.env and not config.document:
+    if config.toml:
+        body = _merged_toml("" if created else _read_text(target), target, config)
+    elif config.env and not config.document:
         body = "".join(f"{name}={shlex.quote(value)}\n" for name, value in config.env.items())
     else:
         existing = {} if created else _read_json(target)
@@ -283,6 +324,34 @@ def write_client_config(config: ClientConfig, path: Path | None = None) -> Writt
         os.fchmod(handle.fileno(), 0o600)
         handle.write(body)
     return Written(target, created)
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text()
+    except OSError as error:
+        raise ConnectError(f"cannot read {path} ({error}); pass --path for a file of its own") from None
+
+
+def _merged_toml(text: str, path: Path, config: ClientConfig) -> str:
+    """The document merged into the TOML file's own text: the user's comments, order and other
+    settings kept (tomlkit), the key paths in `replace` written whole."""
+    try:
+        existing = tomlkit.parse(text)
+    except TOMLKitError as error:
+        raise ConnectError(f"{path} is not valid TOML ({error}); fix it, or add the printed "
+                           "settings by hand") from None
+
+    def merge(into: Any, new: Mapping[str, Any], at: tuple[str, ...]) -> None:
+        for key, value in new.items():
+            here = (*at, key)
+            if isinstance(value, Mapping) and isinstance(into.get(key), Mapping) and here not in config.replace:
+                merge(into[key], value, here)
+            else:
+                into[key] = value
+
+    merge(existing, config.document, ())
+    return tomlkit.dumps(existing)
 
 
 def _read_json(path: Path) -> dict[str, Any]:
