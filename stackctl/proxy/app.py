@@ -11,6 +11,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
 
 from stackctl.proxy.anthropic.routes import AnthropicRoutes
 from stackctl.proxy.anthropic.web_search.ddgs_search import DdgsSearch
@@ -28,6 +29,7 @@ from stackctl.proxy.openai.routes import OpenAIRoutes
 from stackctl.proxy.rate_limits import KeyLimiter
 from stackctl.proxy.route import RouteSpec, wrap
 from stackctl.proxy.settings import ProxySettings
+from stackctl.proxy.streaming import SERVER_SEND
 
 
 def build_search_backend(settings: ProxySettings) -> SearchBackend | None:
@@ -121,7 +123,7 @@ def create_app(
         Route("/health", health, methods=["GET"]),
         Route("/metrics", metrics, methods=["GET"]),
     ]
-    app = Starlette(
+    app = ProxyApp(
         routes=routes,
         lifespan=lifespan,
         exception_handlers={
@@ -131,6 +133,15 @@ def create_app(
     )
     app.state.context = context
     return app
+
+
+class ProxyApp(Starlette):
+    """Starlette, leaving the server's own `send` in the scope for streamed bodies
+    (streaming.py: each token then skips Starlette's two send wrappers)."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        scope[SERVER_SEND] = send
+        await super().__call__(scope, receive, send)
 
 
 def _api_for(request: Request) -> ApiFormat:

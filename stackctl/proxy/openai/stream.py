@@ -11,7 +11,7 @@ from pydantic_core import from_json
 from stackctl.proxy.backend.client import Backend, BackendStream, StreamError
 from stackctl.proxy.metrics import RequestTimer
 from stackctl.proxy.openai.tool_calls_cleanup import strip_empty_tool_calls
-from stackctl.proxy.protocol.sse import EventSplitter, event_data
+from stackctl.proxy.protocol.sse import EventSplitter, event_data, split_events
 from stackctl.proxy.streaming import Emit
 
 _USAGE_MARK = b'"usage":{'
@@ -25,19 +25,20 @@ class OpenAIRelay:
 
     async def produce(self, emit: Emit) -> None:
         splitter = EventSplitter()
-        usage_event = b""
+        usage_block = b""
+        read, timer = self.upstream.read, self.timer
         try:
-            async for data in self.upstream.aiter_raw():
-                events = splitter.feed(data)
-                if not events:
+            while data := await read():
+                # Whole events only, all those of one read in one write.
+                block = strip_empty_tool_calls(splitter.complete(data))
+                if not block:
                     continue
-                out = b"".join(strip_empty_tool_calls(event) for event in events)
-                if _USAGE_MARK in out:
+                if _USAGE_MARK in block:
                     # Usage is cumulative (and on every chunk with continuous_usage_stats):
                     # only the last report counts.
-                    usage_event = next(e for e in reversed(events) if _USAGE_MARK in e)
-                self.timer.first_event()
-                await emit(out)
+                    usage_block = block
+                timer.first_event()
+                await emit(block)
         except StreamError as error:
             rest = splitter.rest()
             if rest:
@@ -52,7 +53,8 @@ class OpenAIRelay:
         rest = splitter.rest()
         if rest:
             await emit(strip_empty_tool_calls(rest))
-        if usage_event:
+        if usage_block:
+            usage_event = next(e for e in reversed(split_events(usage_block)) if _USAGE_MARK in e)
             count_usage(self.timer, event_data(usage_event) or b"")
 
 
