@@ -18,6 +18,7 @@ import httpx
 import pytest
 
 from tests.support.processes import free_port
+from tests.support.proxy.cut_streams import StreamsUnderFire, assert_ended_with_an_api_error
 from tests.support.proxy.running import ALICE_KEY, RunningProxy
 from tests.support.proxy.scripted_backend import FLOOD_BYTES, ScriptedBackend
 
@@ -147,6 +148,18 @@ def test_backend_killed_mid_stream_ends_streams_properly_and_the_next_request_wo
                 proxy.base_url + path, json=text_body, headers={"x-api-key": ALICE_KEY}
             )
             assert reply.status_code == 200, (path, stream_it, reply.text[:300])
+    assert nothing_in_flight(proxy), in_flight(proxy)
+
+
+def test_the_sdks_raise_the_apis_error_when_the_backend_dies_mid_stream(
+    start_proxy, base_settings, killable_backend: BackendProcess
+) -> None:  # type: ignore[no-untyped-def]
+    proxy = start_proxy(replace(base_settings, backend_url=killable_backend.url))
+    streams = StreamsUnderFire(proxy.anthropic(), proxy.openai(), model="claude-x", prompt="scenario:hang",
+                               max_tokens=9)
+    streams.start(timeout_s=20)
+    killable_backend.kill()
+    assert_ended_with_an_api_error(*streams.outcomes(timeout_s=20))
     assert nothing_in_flight(proxy), in_flight(proxy)
 
 
