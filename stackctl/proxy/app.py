@@ -13,6 +13,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
+from stackctl.proxy.admission import AdmissionGate, LocalGate
 from stackctl.proxy.anthropic.routes import AnthropicRoutes
 from stackctl.proxy.anthropic.web_search.ddgs_search import DdgsSearch
 from stackctl.proxy.anthropic.web_search.search_backend import SearchBackend
@@ -46,10 +47,19 @@ def create_app(
     settings: ProxySettings,
     *,
     search_backend: SearchBackend | None = None,
+    gate: AdmissionGate | None = None,
+    worker: int | None = None,
 ) -> Starlette:
-    """`search_backend` replaces the one `settings` name (tests, or a custom service)."""
+    """`search_backend` replaces the one `settings` name (tests, or a custom service); `gate`
+    the limits of this process (a worker's shared one, workers.py); `worker` is the worker's
+    number, told by /health."""
     backend = Backend(settings.backend_url, api_key=settings.backend_api_key)
     limits = settings.limits
+    if gate is None:
+        queue = BackendQueueWatch(
+            backend, max_waiting=limits.max_backend_waiting, poll_s=limits.backend_poll_s
+        )
+        gate = LocalGate(KeyLimiter(limits), queue)
     context = ProxyContext(
         settings=settings,
         backend=backend,
@@ -58,17 +68,14 @@ def create_app(
         metrics=ProxyMetrics(
             key_names=tuple(settings.api_keys) if settings.auth_enabled else (ANONYMOUS,)
         ),
-        limiter=KeyLimiter(limits),
-        queue=BackendQueueWatch(
-            backend, max_waiting=limits.max_backend_waiting, poll_s=limits.backend_poll_s
-        ),
+        gate=gate,
         search=search_backend if search_backend is not None else build_search_backend(settings),
     )
     anthropic = AnthropicRoutes(context)
     openai = OpenAIRoutes(context)
 
     async def health(request: Request) -> Response:
-        return JSONResponse({"status": "ok"})
+        return JSONResponse({"status": "ok"} if worker is None else {"status": "ok", "worker": worker})
 
     async def metrics(request: Request) -> Response:
         # Open like /health: Prometheus scrapes it over loopback; it holds no secrets.
@@ -91,14 +98,13 @@ def create_app(
             auth,
             search,
         )
-        watcher = asyncio.create_task(context.queue.run()) if context.queue.enabled else None
+        watcher = asyncio.create_task(context.gate.run())
         try:
             yield
         finally:
-            if watcher is not None:
-                watcher.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await watcher
+            watcher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await watcher
             await context.backend.aclose()
             if context.search is not None:
                 await context.search.aclose()
