@@ -91,8 +91,7 @@ def test_routed_names_never_wait_for_a_model_list_refresh() -> None:
         router=ModelRouter(aliases=(ModelAlias("claude-*", "big"),), default_model=None),
         keys=None,  # type: ignore[arg-type]
         metrics=None,  # type: ignore[arg-type]
-        limiter=None,  # type: ignore[arg-type]
-        queue=None,  # type: ignore[arg-type]
+        gate=None,  # type: ignore[arg-type]
         fit=WindowFit(windows={"big": 4096}),
     )
     # Stale from the start: an aliased name still resolves without a backend round trip...
