@@ -36,6 +36,7 @@ import argparse
 import asyncio
 import json
 import os
+import secrets
 import shutil
 import socket
 import subprocess
@@ -163,10 +164,10 @@ def litellm_python() -> Path:
     return home / "bin" / "python"
 
 
-def start_litellm(backend_port: int, workdir: Path) -> Server:
+def start_litellm(backend_port: int, workdir: Path, master_key: str) -> Server:
     port = free_port()
     config = workdir / "litellm.yaml"
-    params = (f"      model: openai/{MODEL}\n      api_base: http://127.0.0.1:{backend_port}/v1\n"
+    params = (f"      model: hosted_vllm/{MODEL}\n      api_base: http://127.0.0.1:{backend_port}/v1\n"
               "      api_key: not-a-secret\n")
     config.write_text("model_list:\n"
                       f"  - model_name: {MODEL}\n    litellm_params:\n{params}"
@@ -174,7 +175,7 @@ def start_litellm(backend_port: int, workdir: Path) -> Server:
                       "litellm_settings:\n  drop_params: true\n  telemetry: false\n")
     python = litellm_python()
     env = {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_LOG": "ERROR", "LITELLM_TELEMETRY": "False",
-           "PYTHONPATH": ""}
+           "LITELLM_MASTER_KEY": master_key, "PYTHONPATH": ""}
     argv = [str(python), "-m", "litellm.proxy.proxy_cli", "--config", str(config), "--host", "127.0.0.1",
             "--port", str(port), "--num_workers", "1"]
     return start("litellm", argv, port, env=env, cwd=workdir, health="/health/liveliness", timeout_s=180)
@@ -183,17 +184,17 @@ def start_litellm(backend_port: int, workdir: Path) -> Server:
 # ---- routes --------------------------------------------------------------------------------------
 
 
-def chat_target(name: str, port: int, tokens: int, *, proxied: bool) -> Target:
+def chat_target(name: str, port: int, tokens: int, *, key: str | None = KEY) -> Target:
     body = {"model": MODEL, "stream": True, "max_tokens": tokens, "stream_options": {"include_usage": True},
             "messages": [{"role": "user", "content": "Write a long story."}]}
-    headers = {"authorization": f"Bearer {KEY}"} if proxied else {}
+    headers = {"authorization": f"Bearer {key}"} if key else {}
     return Target(name, port, "/v1/chat/completions", headers, json.dumps(body).encode(), "openai")
 
 
-def messages_target(name: str, port: int, tokens: int) -> Target:
+def messages_target(name: str, port: int, tokens: int, *, key: str = KEY) -> Target:
     body = {"model": "claude-bench", "stream": True, "max_tokens": tokens,
             "messages": [{"role": "user", "content": "Write a long story."}]}
-    headers = {"x-api-key": KEY, "authorization": f"Bearer {KEY}", "anthropic-version": "2023-06-01"}
+    headers = {"x-api-key": key, "authorization": f"Bearer {key}", "anthropic-version": "2023-06-01"}
     return Target(name, port, "/v1/messages", headers, json.dumps(body).encode(), "anthropic")
 
 
@@ -251,6 +252,9 @@ def measure(modes: list[Mode], levels: list[int], quick: bool) -> list[Row]:
             print(f"  c{concurrency:<4} {row.name:<22} TTFT p50 {level.ttft_ms(0.5):7.1f} ms  "
                   f"{level.aggregate_rate:7.0f} deltas/s  {row.us_per_delta:5.1f} us/delta  "
                   f"{level.failures} failed", flush=True)
+            errors = sorted({sample.error for sample in level.samples if sample.error})
+            if errors:
+                print(f"        failures: {'; '.join(errors)[:300]}", flush=True)
     return rows
 
 
@@ -301,7 +305,7 @@ def ceiling(proxies: list[Server], unpaced_port: int, tokens: int, quick: bool) 
     lines = ["| mode | deltas/s delivered | proxy cores used | deltas/s per proxy core | us/delta |",
              "|---|---|---|---|---|"]
     for server in proxies:
-        for target in (chat_target(f"{server.name} openai", server.port, tokens, proxied=True),
+        for target in (chat_target(f"{server.name} openai", server.port, tokens),
                        messages_target(f"{server.name} anthropic", server.port, tokens)):
             before = tree_cpu(server.process.pid)
             result = run_level(target, 64, requests_each(64, quick), warm=False)
@@ -344,21 +348,23 @@ def main() -> None:
         servers.append(relay)
         ours = start_proxy("stackctl", REPO, backend_port, options.workers)
         servers.append(ours)
-        modes = [Mode(chat_target("direct", backend_port, tokens, proxied=False), None, "base"),
-                 Mode(chat_target("relay", relay_port, tokens, proxied=False), relay, "base"),
-                 Mode(chat_target("stackctl openai", ours.port, tokens, proxied=True), ours, "stackctl"),
+        modes = [Mode(chat_target("direct", backend_port, tokens, key=None), None, "base"),
+                 Mode(chat_target("relay", relay_port, tokens, key=None), relay, "base"),
+                 Mode(chat_target("stackctl openai", ours.port, tokens), ours, "stackctl"),
                  Mode(messages_target("stackctl anthropic", ours.port, tokens), ours, "stackctl")]
         if options.compare:
             theirs = start_proxy(options.compare, checkout(options.compare, workdir / "compare"), backend_port, 1)
             servers.append(theirs)
-            modes += [Mode(chat_target(f"{options.compare} openai", theirs.port, tokens, proxied=True), theirs,
+            modes += [Mode(chat_target(f"{options.compare} openai", theirs.port, tokens), theirs,
                            "compare"),
                       Mode(messages_target(f"{options.compare} anthropic", theirs.port, tokens), theirs, "compare")]
         if options.litellm:
-            litellm = start_litellm(backend_port, workdir)
+            master_key = "sk-" + secrets.token_hex(32)  # LiteLLM refuses to start without one
+            litellm = start_litellm(backend_port, workdir, master_key)
             servers.append(litellm)
-            modes += [Mode(chat_target("litellm openai", litellm.port, tokens, proxied=True), litellm, "litellm"),
-                      Mode(messages_target("litellm anthropic", litellm.port, tokens), litellm, "litellm")]
+            modes += [Mode(chat_target("litellm openai", litellm.port, tokens, key=master_key), litellm, "litellm"),
+                      Mode(messages_target("litellm anthropic", litellm.port, tokens, key=master_key), litellm,
+                           "litellm")]
         pacing = f"{options.rate:.0f} tokens/s aggregate" if options.rate else "unpaced"
         print(f"backend: {tokens} tokens a reply, {pacing}; proxy workers: {options.workers}; "
               f"{os.cpu_count()} CPU cores", flush=True)
