@@ -238,14 +238,18 @@ def requests_each(concurrency: int, quick: bool) -> int:
     return max(1, (32 if quick else 128) // concurrency)
 
 
-def measure(modes: list[Mode], levels: list[int], quick: bool) -> list[Row]:
+def measure(modes: list[Mode], levels: list[int], quick: bool, tokens: int, rate: float) -> list[Row]:
     rows = []
     for concurrency in levels:
+        # Agents work independently: their first requests spread over one reply's duration (at
+        # this level's share of the rate), not a burst at once, which would measure how fast a
+        # server admits 256 requests together rather than what it adds to each.
+        spread = tokens * concurrency / rate if rate else 0.0
         for mode in modes:
             if mode.group == "litellm" and concurrency > 64:
                 continue  # the issue compares at 1/16/64
             before = tree_cpu(mode.server.process.pid) if mode.server else 0.0
-            level = run_level(mode.target, concurrency, requests_each(concurrency, quick))
+            level = run_level(mode.target, concurrency, requests_each(concurrency, quick), spread_seconds=spread)
             cpu = tree_cpu(mode.server.process.pid) - before if mode.server else 0.0
             row = Row(mode, level, cpu)
             rows.append(row)
@@ -265,7 +269,7 @@ def table(rows: list[Row], levels: list[int]) -> str:
     header = ("| conc | mode | TTFT p50 | p99 | added p50 | deltas/s | vs direct | us/delta | 1 core "
               "| CPU ms/request | failed |")
     lines = [header, "|---|---|---|---|---|---|---|---|---|---|---|"]
-    for concurrency in levels:
+    for concurrency in dict.fromkeys(levels):
         level = [row for row in rows if row.level.concurrency == concurrency]
         direct = level[0]
         for row in level:
@@ -368,7 +372,7 @@ def main() -> None:
         pacing = f"{options.rate:.0f} tokens/s aggregate" if options.rate else "unpaced"
         print(f"backend: {tokens} tokens a reply, {pacing}; proxy workers: {options.workers}; "
               f"{os.cpu_count()} CPU cores", flush=True)
-        rows = measure(modes, levels, options.quick)
+        rows = measure(modes, levels, options.quick, tokens, options.rate)
         ceiling_lines: list[str] = []
         if not options.no_ceiling:
             unpaced = start("unpaced backend", [python, str(BENCH / "token_backend.py"), str(unpaced_port),
