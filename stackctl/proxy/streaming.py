@@ -40,6 +40,9 @@ class Stream:
 
     produce: Producer
     close: Callable[[], Awaitable[None]]
+    # Written when the server stops before the stream ends (a restart past the 5 s grace): the
+    # API's own retryable error, so the client retries instead of reading a cut stream.
+    interrupted: bytes = b""
 
 
 class ProducerResponse(Response):
@@ -57,6 +60,7 @@ class ProducerResponse(Response):
         self.raw_headers = list(SSE_HEADERS)
         self._produce = stream.produce
         self._close = stream.close
+        self._interrupted = stream.interrupted
         self._on_done = on_done
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -88,6 +92,13 @@ class ProducerResponse(Response):
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
         except OSError:
             disconnected = True
+        except asyncio.CancelledError:  # the server is stopping: end the stream, not cut it
+            if producer is not None and not disconnected and self._interrupted:
+                await cancel_and_wait(producer)
+                with contextlib.suppress(Exception):
+                    body = {"type": "http.response.body", "body": self._interrupted, "more_body": False}
+                    await server_send(body)
+            raise
         finally:
             try:
                 for task in (watcher, producer):
