@@ -10,6 +10,7 @@ retries a failed response; the OpenAI SDK yields both events).
 
 from __future__ import annotations
 
+import logging
 import time
 import uuid
 from typing import Any
@@ -23,6 +24,8 @@ from stackctl.proxy.protocol.sse import EventSplitter, encode_event, event_data
 from stackctl.proxy.responses.tool_names import NamespacedNames
 from stackctl.proxy.streaming import Emit
 
+log = logging.getLogger("stackctl.proxy")
+
 _CREATED = b"response.created"
 _PREAMBLE = {_CREATED, b"response.in_progress"}  # sent before the model starts: not TTFT
 _TERMINAL = {b"response.completed", b"response.incomplete", b"response.failed"}
@@ -32,6 +35,8 @@ _NAMING_CALLS = {
     b"response.function_call_arguments.done",
     *_TERMINAL,
 }
+
+log = logging.getLogger("stackctl.proxy")
 
 
 class ResponsesRelay:
@@ -56,14 +61,21 @@ class ResponsesRelay:
 
     async def produce(self, emit: Emit) -> None:
         splitter = EventSplitter()
+        read = self.upstream.read
         try:
-            async for data in self.upstream.aiter_raw():
+            while data := await read():
                 events = splitter.feed(data)
                 if events:
                     await emit(b"".join(self._relayed(event) for event in events))
         except StreamError as error:
             if not self._finished:  # a partial event is dropped: the failure replaces it
                 await emit(self._failure(f"({type(error).__name__})"))
+            return
+        except Exception:
+            # A proxy bug must still end the stream with an event the client can read.
+            log.exception("relaying the backend's Responses stream failed")
+            if not self._finished:
+                await emit(self._failure("(an internal error in the filter-proxy)"))
             return
         rest = splitter.rest()
         if rest.strip():
