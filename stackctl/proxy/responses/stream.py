@@ -10,7 +10,6 @@ retries a failed response; the OpenAI SDK yields both events).
 
 from __future__ import annotations
 
-import logging
 import time
 import uuid
 from typing import Any
@@ -18,13 +17,12 @@ from typing import Any
 from pydantic_core import from_json, to_json
 
 from stackctl.proxy.backend.client import BackendStream, StreamError
+from stackctl.proxy.context import log
 from stackctl.proxy.metrics import RequestTimer
 from stackctl.proxy.protocol.responses import ErrorEvent, ResponseError, ResponseFailedEvent
 from stackctl.proxy.protocol.sse import EventSplitter, encode_event, event_data
 from stackctl.proxy.responses.tool_names import NamespacedNames
 from stackctl.proxy.streaming import Emit
-
-log = logging.getLogger("stackctl.proxy")
 
 _CREATED = b"response.created"
 _PREAMBLE = {_CREATED, b"response.in_progress"}  # sent before the model starts: not TTFT
@@ -35,8 +33,6 @@ _NAMING_CALLS = {
     b"response.function_call_arguments.done",
     *_TERMINAL,
 }
-
-log = logging.getLogger("stackctl.proxy")
 
 
 class ResponsesRelay:
@@ -71,7 +67,7 @@ class ResponsesRelay:
             if not self._finished:  # a partial event is dropped: the failure replaces it
                 await emit(self._failure(f"({type(error).__name__})"))
             return
-        except Exception:
+        except Exception:  # noqa: BLE001 (logged with its traceback)
             # A proxy bug must still end the stream with an event the client can read.
             log.exception("relaying the backend's Responses stream failed")
             if not self._finished:
