@@ -41,6 +41,7 @@ def up(
     except ServiceStartFailed as failure:
         report_failed_start(err_console, failure)
         raise
+    from stackctl.clients import RECIPES
     from stackctl.usecases.connect import try_lines
 
     console.print("[green]all services healthy[/green]")
@@ -52,5 +53,5 @@ def up(
     console.print(f"key:         KEY=$({invocation} connect key --show-key)", markup=False)
     for name, line in try_lines(endpoint).items():
         console.print(f"{name + ':':<12} {line}", markup=False)
-    console.print(f"other clients: {invocation} connect opencode|openclaw|openai|anthropic|claude-code "
+    console.print(f"other clients: {invocation} connect {'|'.join(RECIPES)} "
                   "[--write] (LAN address, key, model, context limits)", markup=False)

@@ -5,20 +5,17 @@ from __future__ import annotations
 
 import json
 import stat
+from pathlib import Path
 
 import pytest
 
+import stackctl.clients
+from stackctl.clients import RECIPES, client_config
 from stackctl.envfile import read_env
 from stackctl.errors import ConfigError
 from stackctl.layout import StackLayout
 from stackctl.stack import Stack
-from stackctl.usecases.connect import (
-    ConnectError,
-    client_config,
-    connection_of,
-    try_lines,
-    write_client_config,
-)
+from stackctl.usecases.connect import ConnectError, connection_of, try_lines, write_client_config
 from stackctl.usecases.endpoint import endpoint_of
 from stackctl.usecases.init_stack import DEMO_CHOICES, init_stack
 
@@ -129,3 +126,13 @@ def test_up_prints_lines_that_only_need_the_key(demo):
     assert lines["Claude Code"].startswith("ANTHROPIC_BASE_URL=http://127.0.0.1:8080 ANTHROPIC_AUTH_TOKEN=$KEY ")
     assert lines["Claude Code"].endswith(" CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 claude")
     assert '"Authorization: Bearer $KEY"' in lines["curl"] and "/v1/chat/completions" in lines["curl"]
+
+
+def test_every_client_module_is_a_registered_recipe(demo):
+    # Adding a client is adding its module to stackctl/clients/ and its line in RECIPES.
+    folder = Path(stackctl.clients.__file__).parent
+    modules = {path.stem for path in folder.glob("*.py")} - {"__init__", "connection", "recipe"}
+    assert {type(recipe).__module__.rsplit(".", 1)[1] for recipe in RECIPES.values()} == modules
+    assert all(name == recipe.name for name, recipe in RECIPES.items())
+    with pytest.raises(ConfigError, match="unknown client 'cursor'; one of: claude-code, opencode, openclaw"):
+        client_config(connection_of(demo, host="h"), "cursor")
