@@ -43,7 +43,7 @@ class DoctorContext:
     @cached_property
     def services(self) -> dict[str, Service]:
         """The rendered services by name (what would run: images, GPU requests, commands)."""
-        return {service.name: service for service in self.stack.services()}
+        return {service.name: service for service in self.stack.services}
 
     @property
     def hf_cache(self) -> Path:

@@ -53,7 +53,23 @@ def plan_for(config: StackConfig, driver_major: int | None = None, **options) ->
 
 
 def native_engine(config: StackConfig) -> NativeEngine:
-    """The engine a native stack runs, decided here only."""
+    """The engine a native stack runs, decided here only: the one there (`installed_native_engine`),
+    else the CUDA build `up` would install."""
+    found = installed_native_engine(config)
+    if found is not None:
+        return found
+    try:
+        planned = plan_for(config).vllm
+    except Exception:  # noqa: BLE001 - no wheel serves the model: `up` and doctor say why
+        planned = "none"
+    return NativeEngine(engine_python(gpu_engine_dir(planned)), f"not installed yet: `up` installs vLLM {planned}",
+                        dict(config.engine.environment))
+
+
+def installed_native_engine(config: StackConfig) -> NativeEngine | None:
+    """The engine a native stack runs when no install is needed to know it (the brought
+    interpreter, the CPU build, an installed CUDA build that serves the model); None when a CUDA
+    build must be installed first. Plans nothing."""
     if config.engine.python:
         python = Path(config.engine.python).expanduser()
         return NativeEngine(python, "engine.python in stack.yaml",
@@ -65,16 +81,7 @@ def native_engine(config: StackConfig) -> NativeEngine:
     if installed is not None:
         return NativeEngine(installed.python, f"installed by stackctl ({installed.engine_dir.name})",
                             {**_install_environment(installed.python), **config.engine.environment})
-    try:
-        planned = plan_for(config).vllm
-    except Exception:  # noqa: BLE001 - no wheel serves the model: `up` and doctor say why
-        planned = "none"
-    return NativeEngine(engine_python(gpu_engine_dir(planned)), f"not installed yet: `up` installs vLLM {planned}",
-                        dict(config.engine.environment))
-
-
-def native_engine_python(config: StackConfig) -> Path:
-    return native_engine(config).python
+    return None
 
 
 def _install_environment(python: Path) -> dict[str, str]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import shlex
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
@@ -22,7 +22,7 @@ from stackctl.diagnosis import DIAGNOSIS_LOG_LINES, diagnose_log, diagnose_servi
 from stackctl.engine.demo_model import default_demo_model_dir
 from stackctl.errors import RuntimeUnavailable, StackError
 from stackctl.health import ProbeResult, probe, wait_until_healthy
-from stackctl.render import render_project
+from stackctl.project import RenderedProject
 from stackctl.runtime.base import (
     ENGINE_SERVICES,
     EngineInUse,
@@ -35,7 +35,7 @@ from stackctl.runtime.base import (
 )
 from stackctl.runtime.compose_images import ensure_images
 from stackctl.runtime.docker_output import docker_output, error_line
-from stackctl.services import Service, dependency_waves
+from stackctl.services import Service, ServiceOutline, dependency_waves
 
 SERVICE_LABEL = "com.docker.compose.service"
 # Seconds a service without a health gate (certbot) must stay up to count as started.
@@ -96,14 +96,14 @@ class ComposeRuntime(Runtime):
         return "the certbot service renews twice a day; nginx reloads itself every 12 h (compose/nginx.yml)"
 
     def engine_command(self, service: str, argv: list[str]) -> list[str]:
-        return [*self.compose_argv(), "exec", "-T", service, "python3", *argv]
+        return [*self.compose_argv(), "exec", "-T", service, self.engine_python(), *argv]
 
-    def engine_in_use(self, services: list[Service]) -> EngineInUse | None:
+    def engine_in_use(self, services: Sequence[ServiceOutline]) -> EngineInUse | None:
         engine = next((service for service in services if service.name in ENGINE_SERVICES), None)
         if engine is None:
             return None
         origin = "images.vllm in stack.yaml" if "vllm" in self.config.images else "stackctl's default for the model"
-        return EngineInUse(str(engine.compose.get("image", "")), "image", origin)
+        return EngineInUse(engine.image, "image", origin)
 
     def compose_argv(self, docker: str = "docker") -> list[str]:
         """`docker compose` for this project, as a person (or a systemd unit) would type it."""
@@ -154,12 +154,12 @@ class ComposeRuntime(Runtime):
 
     # -- up --------------------------------------------------------------------------------
 
-    def up(self, services: list[Service], on_event: OnEvent = lambda _event: None) -> None:
+    def up(self, project: RenderedProject, on_event: OnEvent = lambda _event: None) -> None:
         """Make images ready, then start what is not running, a dependency wave at a time, each
-        service behind its gate.
+        service behind its gate (the project is written: docker-compose.yml is what Compose runs).
         On failure, remove the containers this call started and raise ServiceStartFailed."""
         self.check_available()
-        render_project(self.config, self.layout, self)
+        services = project.services
         (self.layout.data / "acme").mkdir(parents=True, exist_ok=True)
         before = self._containers()
         ensure_images(self.docker, services, on_event)
@@ -241,7 +241,7 @@ class ComposeRuntime(Runtime):
 
     # -- down / status / logs ----------------------------------------------------------------
 
-    def down(self, services: list[Service]) -> list[str]:
+    def down(self, services: Sequence[ServiceOutline]) -> list[str]:
         """Remove the project's containers. Never `-v`: the model cache, Prometheus TSDB and
         Grafana data survive a `down`."""
         self.check_available()
@@ -253,7 +253,7 @@ class ComposeRuntime(Runtime):
         order = [service.name for service in reversed(services)]
         return [name for name in order if name in present] + sorted(set(present) - set(order))
 
-    def status(self, services: list[Service]) -> list[ServiceStatus]:
+    def status(self, services: Sequence[ServiceOutline]) -> list[ServiceStatus]:
         self.check_available()
         containers = self._containers()
         rows = []

@@ -32,11 +32,11 @@ def native_nginx_reload_argv(layout: StackLayout) -> list[str]:
 
 def render_nginx_site(stack: Stack) -> list[Path]:
     """Write the nginx files of rendered/ again (the TLS server block appears once a certificate exists)."""
-    from stackctl.render import render_configs, write_rendered
+    from stackctl.project import write_config_files
+    from stackctl.render import render_configs
 
-    files = {relative: text for relative, text in render_configs(stack.config, stack.layout, stack.runtime).items()
-             if relative.parts[0] == "nginx"}
-    return write_rendered(stack.layout, files)
+    files = {relative: text for relative, text in render_configs(stack).items() if relative.parts[0] == "nginx"}
+    return write_config_files(stack.layout, files)
 
 
 def reload_native_nginx(layout: StackLayout) -> None:

@@ -37,10 +37,10 @@ def stack_for(tmp_path, host: str | None, **settings) -> Stack:
 
 def rendered(tmp_path, host: str, compose_schema, **settings) -> tuple[Stack, dict]:
     stack = stack_for(tmp_path, host, **settings)
-    project = render_project(stack.config, stack.layout, stack.runtime)
-    document = yaml.safe_load(project.compose_file.read_text())
+    written = render_project(stack).write(stack.layout)
+    document = yaml.safe_load(written.compose_file.read_text())
     compose_schema.validate(document)
-    texts = [project.compose_file.read_text(), *(path.read_text() for path in project.config_files)]
+    texts = [written.compose_file.read_text(), *(path.read_text() for path in written.config_files)]
     assert not any(secret in text for secret in secret_values(tmp_path / ".env") for text in texts)
     return stack, document
 
@@ -125,7 +125,7 @@ def test_a_ray_worker_joins_its_head_on_its_own_interface(tmp_path, compose_sche
 
 def test_the_cluster_gate_is_the_heads_health_and_runs_in_its_container(tmp_path):
     stack = stack_for(tmp_path, "spark1", hardware="dgx-spark-pair", hosts=PAIR, ray={"interface": "eth1"})
-    gate = {service.name: service for service in stack.services()}["ray-head"].health
+    gate = {service.name: service for service in stack.services}["ray-head"].health
     assert gate is not None and gate.probe == "command"
     assert gate.command[-3:] == ("10.10.0.1:6379", "2", "2")
     assert "exec" in gate.command and "ray-head" in gate.command and "python3" in gate.command
