@@ -9,10 +9,10 @@ from typing import Literal, get_args
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from stackctl.config_hosts import HostSpec, RayOptions, check_hosts, cluster_shape
 from stackctl.errors import ConfigError
 from stackctl.profiles import HARDWARE_PROFILES, MODEL_PROFILES, HardwareProfile, ModelProfile
 from stackctl.profiles.custom import CustomModel
-from stackctl.topology.model import HostSpec, RayOptions, check_hosts, cluster_shape
 
 STACK_FILE = "stack.yaml"
 # How the services run (stackctl.runtime turns the name into the object that runs them).

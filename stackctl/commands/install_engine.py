@@ -31,10 +31,10 @@ def install_engine(
         help="A PyTorch index for a CUDA torch PyPI lacks, e.g. https://download.pytorch.org/whl/cu130.")] = None,
 ) -> None:
     """Install the vLLM engine for `--runtime native` into its own venv (CPU or CUDA build)."""
-    from stackctl.engine.choice import host_driver_major, plan_for, uses_cuda_engine
     from stackctl.engine.gpu_install import install_gpu_engine
     from stackctl.engine.install import default_engine_dir
     from stackctl.engine.install import install_engine as install_cpu_engine
+    from stackctl.runtime.native_engine import host_driver_major, plan_for, uses_cuda_engine
 
     console = Console(highlight=False, soft_wrap=True)
     config = _stack_config(ctx)

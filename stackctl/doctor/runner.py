@@ -10,7 +10,6 @@ from stackctl.doctor.context import DoctorContext
 from stackctl.doctor.docker import check_docker, check_mount_propagation
 from stackctl.doctor.engine import check_engine, check_engine_version
 from stackctl.doctor.gpu import check_cuda_image, check_driver, check_gpu_visible
-from stackctl.doctor.host import HostFacts
 from stackctl.doctor.last_start import check_last_start
 from stackctl.doctor.memory import check_unified_memory
 from stackctl.doctor.model import check_disk, check_model_fit
@@ -29,6 +28,7 @@ from stackctl.doctor.topology import (
     check_this_host,
 )
 from stackctl.doctor.vllm_flags import check_tool_parser, check_vllm_flags
+from stackctl.host import HostFacts
 from stackctl.stack import Stack
 
 CheckFunction = Callable[[DoctorContext], "CheckResult | list[CheckResult]"]

@@ -16,7 +16,6 @@ from urllib.parse import urlsplit
 from pydantic import ValidationError
 
 from stackctl.diagnosis import DIAGNOSIS_LOG_LINES, diagnose_service_log
-from stackctl.engine.choice import NativeEngine, installed_native_engine, native_engine
 from stackctl.engine.probe import probe_engine
 from stackctl.errors import StackError
 from stackctl.health import ProbeResult, probe, wait_until_healthy
@@ -32,6 +31,8 @@ from stackctl.runtime.base import (
     ServiceStatus,
 )
 from stackctl.runtime.launch import LaunchSpec
+from stackctl.runtime.native_engine import NativeEngine, installed_native_engine, native_engine
+from stackctl.runtime.native_nginx import native_nginx_reload_argv, reload_native_nginx
 from stackctl.runtime.processes import (
     ProcessRecord,
     is_running,
@@ -42,7 +43,6 @@ from stackctl.runtime.processes import (
 )
 from stackctl.runtime.supervisor import ALIVE_STATES, Program, StackSupervisor
 from stackctl.services import Service, ServiceOutline, dependency_waves, environment_mapping
-from stackctl.tls.nginx import native_nginx_reload_argv, reload_native_nginx
 
 # vLLM frees its KV cache and workers on SIGTERM; give it longer than the small services.
 STOP_GRACE_S = {"vllm": 30.0}
@@ -94,7 +94,7 @@ class NativeRuntime(Runtime):
 
     @cached_property
     def engine(self) -> NativeEngine:
-        """The vLLM this runtime runs: its own question (stackctl.engine.choice answers it)."""
+        """The vLLM this runtime runs: its own question (runtime/native_engine.py answers it)."""
         return native_engine(self.config)
 
     def engine_python(self) -> str:

@@ -11,8 +11,8 @@ import ipaddress
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from stackctl.config_hosts import HostRole, HostSpec, RayOptions, workers_of
 from stackctl.errors import ConfigError
-from stackctl.topology.model import HostRole, HostSpec, RayOptions, workers_of
 
 if TYPE_CHECKING:
     from stackctl.config import StackConfig

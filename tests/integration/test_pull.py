@@ -17,9 +17,9 @@ import pytest
 import yaml
 
 from stackctl.config import parse_stack_config
-from stackctl.doctor.host import HostFacts
 from stackctl.envfile import write_env_values
 from stackctl.errors import StackError
+from stackctl.host import HostFacts
 from stackctl.layout import StackLayout
 from stackctl.pull import pull_weights, stage_weights
 from tests.support.cli import run_cli

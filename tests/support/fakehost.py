@@ -14,8 +14,8 @@ from pathlib import Path
 import yaml
 
 from stackctl.doctor.context import DoctorContext
-from stackctl.doctor.host import GPU_QUERY_FIELDS, HostFacts
 from stackctl.envfile import ensure_secrets
+from stackctl.host import GPU_QUERY_FIELDS, HostFacts
 from stackctl.layout import StackLayout
 from stackctl.stack import Stack
 

@@ -14,8 +14,8 @@ import pytest
 from stackctl.config import parse_stack_config
 from stackctl.doctor.engine import check_engine
 from stackctl.doctor.result import Status
-from stackctl.engine.choice import native_engine
 from stackctl.errors import ConfigError
+from stackctl.runtime.native_engine import native_engine
 from tests.support.fakehost import context, make_host, make_stack
 
 

@@ -5,7 +5,6 @@ import socket
 import subprocess
 import sys
 
-from stackctl.doctor.host import HostFacts
 from stackctl.doctor.network import (
     check_env_file,
     check_hf_token,
@@ -13,6 +12,7 @@ from stackctl.doctor.network import (
     check_ports,
 )
 from stackctl.doctor.result import Status
+from stackctl.host import HostFacts
 from stackctl.profiles import MODEL_PROFILES
 from stackctl.profiles.models import ModelProfile
 from tests.support.fakehost import by_name, context, make_host, make_stack

@@ -100,7 +100,7 @@ def no_engine_plans(monkeypatch) -> list[str]:
         raise AssertionError("an engine install was planned")
 
     monkeypatch.setattr(stackctl.engine.gpu_install, "plan_gpu_engine", refuse)
-    monkeypatch.setattr("stackctl.engine.choice.plan_gpu_engine", refuse)
+    monkeypatch.setattr("stackctl.runtime.native_engine.plan_gpu_engine", refuse)
     return planned
 
 

@@ -13,7 +13,7 @@ from stackctl.models.source import load_source
 from stackctl.profiles import HARDWARE_PROFILES, MODEL_PROFILES
 from stackctl.vllm_args import vllm_args
 
-DATA = Path(__file__).resolve().parents[1] / "data"
+DATA = Path(__file__).resolve().parents[2] / "data"
 REAL = DATA / "models"
 BUILT_IN = DATA / "doctor" / "hf_cache" / "hub"
 RTX, SPARK, GENERIC = (HARDWARE_PROFILES[name] for name in ("rtx-pro-6000", "dgx-spark", "generic"))
