@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from stackctl.commands import (
+    bundle,
     connect,
     doctor,
     down,
@@ -33,8 +34,8 @@ from stackctl.layout import find_layout
 app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__, pretty_exceptions_enable=False)
 
 # In the order `stackctl --help` lists them.
-COMMANDS = (init, render, up, down, status, logs, connect, doctor, profiles, pull, install_engine, engine, secrets,
-            tls, systemd, gpu_exporter)
+COMMANDS = (init, render, up, down, status, logs, connect, doctor, profiles, pull, install_engine, bundle, engine,
+            secrets, tls, systemd, gpu_exporter)
 
 
 @app.callback()

@@ -13,22 +13,20 @@ import json
 import os
 import platform
 import shutil
-import subprocess
 import sys
 import time
-from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from stackctl.engine._lock import exclusive_lock
+from stackctl.engine._steps import run_logged
 from stackctl.engine.install import EngineInstallError, engine_python
 from stackctl.paths import stackctl_home
 from stackctl.profiles.compat import PypiVllm, architecture_floor, best_pypi_vllm, min_driver, table
 
-_MARKER = "stackctl-engine.json"
+MARKER_NAME = "stackctl-engine.json"
 _WHEELHOUSE_DONE = "stackctl-wheelhouse.json"
-_TAIL_LINES = 25
 
 ProgressCallback = Callable[[str], None]
 
@@ -54,6 +52,8 @@ class GpuEngineInfo:
     torch_version: str
     torch_cuda: str | None
     plan: GpuEnginePlan
+    # What the engine's process needs in its environment (a lean bundle: VLLM_USE_FLASHINFER_SAMPLER=0).
+    environment: dict[str, str] = field(default_factory=dict)
 
 
 def gpu_engine_dir(vllm_version: str) -> Path:
@@ -115,14 +115,14 @@ def _older(left: str, right: str) -> bool:
 def installed_gpu_engine(engine_dir: Path) -> GpuEngineInfo | None:
     """The CUDA engine recorded in engine_dir's marker, if fully installed."""
     try:
-        data = json.loads((Path(engine_dir) / _MARKER).read_text())
+        data = json.loads((Path(engine_dir) / MARKER_NAME).read_text())
     except (OSError, ValueError):
         return None
     if data.get("kind") != "cuda" or not engine_python(engine_dir).exists():
         return None
     plan = GpuEnginePlan(**data["plan"])
     return GpuEngineInfo(Path(engine_dir), engine_python(engine_dir), data["vllm_version"], data["torch_version"],
-                         data.get("torch_cuda"), plan)
+                         data.get("torch_cuda"), plan, dict(data.get("environment") or {}))
 
 
 def installed_gpu_engines() -> list[GpuEngineInfo]:
@@ -193,10 +193,16 @@ def _install(plan: GpuEnginePlan, engine_dir: Path, wheelhouse: Path, progress: 
         "venv_bytes": _tree_bytes(engine_dir),
         "install_seconds": round(time.monotonic() - started, 1),
     }
-    (engine_dir / _MARKER).write_text(json.dumps(marker, indent=2) + "\n")
+    write_marker(engine_dir, marker)
     progress(f"vLLM {versions['vllm']} (torch {versions['torch']}, CUDA {versions['cuda']}) ready in {engine_dir}")
     return GpuEngineInfo(engine_dir, engine_python(engine_dir), versions["vllm"], versions["torch"],
                          versions["cuda"], plan)
+
+
+def write_marker(engine_dir: Path, marker: dict[str, object]) -> None:
+    """Record a finished install: `installed_gpu_engine` reads it (written last, so a half-done
+    install has none)."""
+    (Path(engine_dir) / MARKER_NAME).write_text(json.dumps(marker, indent=2) + "\n")
 
 
 def _fill_wheelhouse(plan: GpuEnginePlan, wheelhouse: Path, pip: list[str], log_path: Path,
@@ -219,32 +225,22 @@ def _fill_wheelhouse(plan: GpuEnginePlan, wheelhouse: Path, pip: list[str], log_
 
 def _run(argv: list[str], log_path: Path, what: str, progress: ProgressCallback) -> str:
     """One install step; its output goes to the log, pip's package lines to `progress`."""
-    tail: deque[str] = deque(maxlen=_TAIL_LINES)
-    lines: list[str] = []
-    with open(log_path, "a") as log:
-        log.write(f"$ {' '.join(argv)}\n")
-        log.flush()
-        try:
-            proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                    text=True)
-        except OSError as exc:
-            raise EngineInstallError(f"vLLM CUDA engine install failed while {what}: {exc}") from exc
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            log.write(line)
-            tail.append(line.rstrip())
-            lines.append(line)
-            if line.startswith(("Downloading ", "Collecting ", "Saved ")):
-                progress(line.strip()[:120])
-        code = proc.wait()
-    if code != 0:
-        last = "\n  ".join(tail)
+
+    def show(line: str) -> None:
+        if line.startswith(("Downloading ", "Collecting ", "Saved ")):
+            progress(line.strip()[:120])
+
+    try:
+        done = run_logged(argv, log_path, on_line=show)
+    except OSError as exc:
+        raise EngineInstallError(f"vLLM CUDA engine install failed while {what}: {exc}") from exc
+    if not done.ok:
         raise EngineInstallError(
-            f"vLLM CUDA engine install failed while {what} (exit {code}). Last lines:\n  {last}\n"
+            f"vLLM CUDA engine install failed while {what} (exit {done.code}). Last lines:\n  {done.tail}\n"
             f"Full log: {log_path}. PyPI's vLLM wheels pin an exact torch; on aarch64 (GB10) pass "
             "--torch-index-url https://download.pytorch.org/whl/cu130 if PyPI has no CUDA torch for it; "
             "about 12 GB of free disk are needed (wheels and venv). Re-run to retry: downloaded wheels are kept.")
-    return "".join(lines)
+    return done.output
 
 
 def _tree_bytes(path: Path) -> int:

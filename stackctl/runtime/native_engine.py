@@ -6,7 +6,6 @@ compatibility table's pins)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +16,7 @@ from stackctl.engine.gpu_install import (
     GpuEngineInfo,
     GpuEnginePlan,
     gpu_engine_dir,
+    installed_gpu_engine,
     installed_gpu_engines,
     plan_gpu_engine,
 )
@@ -24,8 +24,6 @@ from stackctl.engine.install import default_engine_dir, engine_python, install_e
 from stackctl.errors import StackError
 from stackctl.profiles.compat import engine_serves
 from stackctl.vllm_settings import local_model_dir
-
-_MARKER = "stackctl-engine.json"
 
 
 @dataclass(frozen=True)
@@ -86,17 +84,15 @@ def installed_native_engine(config: StackConfig) -> NativeEngine | None:
     installed = serving_gpu_engine(config)
     if installed is not None:
         return NativeEngine(installed.python, f"installed by stackctl ({installed.engine_dir.name})",
-                            {**_install_environment(installed.python), **config.engine.environment})
+                            {**installed.environment, **config.engine.environment})
     return None
 
 
 def _install_environment(python: Path) -> dict[str, str]:
-    """What the install recorded that the engine needs (e.g. a lean bundle's sampler switch)."""
-    try:
-        recorded = json.loads((python.parent.parent / _MARKER).read_text()).get("environment")
-    except (OSError, ValueError, AttributeError):
-        return {}
-    return {str(key): str(value) for key, value in recorded.items()} if isinstance(recorded, dict) else {}
+    """What the install recorded that the engine needs (e.g. a lean bundle's sampler switch), when
+    the interpreter is one of stackctl's engine venvs."""
+    installed = installed_gpu_engine(python.parent.parent)
+    return dict(installed.environment) if installed is not None else {}
 
 
 def host_driver_major() -> int | None:

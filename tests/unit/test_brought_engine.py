@@ -4,7 +4,6 @@ holds before anything starts."""
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +13,7 @@ import pytest
 from stackctl.config import parse_stack_config
 from stackctl.doctor.engine import check_engine
 from stackctl.doctor.result import Status
+from stackctl.engine.gpu_install import write_marker
 from stackctl.errors import ConfigError
 from stackctl.runtime.native_engine import native_engine
 from tests.support.fakehost import context, make_host, make_stack
@@ -45,9 +45,11 @@ def test_engine_python_must_name_something_and_its_environment_holds_no_secret()
 def test_the_named_interpreter_runs_vllm_with_the_environment_its_install_recorded(tmp_path, monkeypatch):
     monkeypatch.setenv("STACKCTL_HOME", str(tmp_path / "home"))
     python = venv_with_vllm(tmp_path / "vllm-env", "0.24.0")
-    # A lean bundle's install records what the engine needs beside its interpreter.
-    (tmp_path / "vllm-env" / "stackctl-engine.json").write_text(
-        json.dumps({"environment": {"VLLM_USE_FLASHINFER_SAMPLER": "0"}}))
+    # An engine venv of stackctl's (a lean bundle's install) records what the engine needs.
+    write_marker(tmp_path / "vllm-env", {
+        "kind": "cuda", "vllm_version": "0.24.0", "torch_version": "2.11.0+cu130", "torch_cuda": "13.0",
+        "plan": {"vllm": "0.24.0", "torch": "2.11.0", "cuda": "13.0", "machine": "x86_64", "reason": "a bundle"},
+        "environment": {"VLLM_USE_FLASHINFER_SAMPLER": "0"}})
     stack = make_stack(tmp_path, runtime="native", hardware="generic", model="qwen3.6-27b",
                        engine={"python": str(python), "environment": {"VLLM_LOGGING_LEVEL": "DEBUG"}})
     engine = native_engine(stack.config)

@@ -70,6 +70,14 @@ def test_native_engine_pins_the_newest_pypi_vllm_that_serves_the_model():
     assert compat.best_pypi_vllm(QWEN36, 570) is None
 
 
+def test_the_torch_2_11_releases_are_listed_but_the_default_stays_the_newest():
+    rows = {row.version: row for row in compat.table().pypi_vllm}
+    torch_2_11 = sorted((version for version, row in rows.items() if row.torch == "2.11.0"), key=Version)
+    assert torch_2_11[0] == "0.20.0" and torch_2_11[-1] == "0.26.0" and len(torch_2_11) == 11
+    assert {rows[version].cuda for version in torch_2_11} == {"13.0"}
+    assert compat.best_pypi_vllm(QWEN36, 580).version == compat.best_pypi_vllm(None).version == "0.32.0"
+
+
 def test_versions_with_local_or_dev_parts_compare_by_release():
     assert compat.engine_serves("0.17.1+cu130", QWEN36).ok
     assert compat.engine_serves("0.16.0", QWEN36).ok is False

@@ -37,6 +37,7 @@ HERE = Path(__file__).resolve().parent
 CACHE = Path(os.environ.get("XDG_CACHE_HOME") or "~/.cache").expanduser() / "stackctl-gpu-check"
 HOST_PACKAGES = HERE / "h100-host-packages.txt"
 PYTHON_VERSION = "3.12"
+GLIBC = "2.39"  # Ubuntu 24.04's
 PLATFORMS = ("manylinux_2_39_x86_64", "manylinux_2_35_x86_64", "manylinux_2_34_x86_64", "manylinux_2_31_x86_64",
              "manylinux_2_28_x86_64", "manylinux_2_27_x86_64", "manylinux_2_24_x86_64", "manylinux_2_17_x86_64",
              "manylinux2014_x86_64", "manylinux1_x86_64", "linux_x86_64")
@@ -72,7 +73,8 @@ def main() -> None:
 
 def bundle_engine(out: Path, vllm: str, torch: str) -> dict:
     run([sys.executable, "-m", "stackctl", "bundle", "engine", "--vllm", vllm, "--reuse-torch", torch,
-         "--python-version", PYTHON_VERSION, "--machine", "x86_64", "--lean", "--host-packages", str(HOST_PACKAGES),
+         "--python-version", PYTHON_VERSION, "--machine", "x86_64", "--glibc", GLIBC, "--lean",
+         "--host-packages", str(HOST_PACKAGES),
          "--out", str(out)])
     wheel = next(out.glob(f"vllm-{vllm}-*.whl"))
     dropped = trim_wheel(wheel, HOPPER_TRIM)

@@ -32,6 +32,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 PHASES = ("join", "install", "model", "stack", "checks", "memory", "bench", "session")
+# The later phases need these; the ones after them stand alone.
+ESSENTIAL = ("join", "install", "model", "stack")
 
 
 class Check:
@@ -47,6 +49,7 @@ class Check:
         self.root = work / "root"
         self.report_file = work / "report.json"
         work.mkdir(parents=True, exist_ok=True)
+        self.point_at_checkout()
         self.report: dict = json.loads(self.report_file.read_text()) if self.report_file.exists() else {
             "started": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "phases": {}}
 
@@ -67,8 +70,18 @@ class Check:
                                f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
         return done
 
+    @property
+    def stackctl_argv(self) -> list:
+        return [self.venv / "bin" / "python", "-m", "stackctl"]
+
     def stackctl(self, *args: str, timeout: float = 900, check: bool = True) -> subprocess.CompletedProcess:
-        return self.sh([self.venv / "bin" / "stackctl", "-C", self.stack, *args], timeout=timeout, check=check)
+        return self.sh([*self.stackctl_argv, "-C", self.stack, *args], timeout=timeout, check=check)
+
+    def point_at_checkout(self) -> None:
+        """`import stackctl` in the venv finds this checkout (its path may differ between calls)."""
+        sites = sorted(self.venv.glob("lib/python3*/site-packages"))
+        if sites:
+            (sites[0] / "stackctl-checkout.pth").write_text(f"{REPO}\n")
 
     def log(self, message: str) -> None:
         print(f"[{time.strftime('%H:%M:%S')}] {message}", flush=True)
@@ -94,6 +107,9 @@ class Check:
             entry["seconds"] = round(time.monotonic() - began, 1)
             self.report["phases"][phase] = entry
             self.save()
+            if not entry["ok"] and phase in ESSENTIAL:
+                self.log(f"stopping: every later phase needs {phase}")
+                break
         self.report["finished"] = time.strftime("%Y-%m-%d %H:%M:%S %Z")
         self.save()
         (self.work / "report.md").write_text(markdown(self.report))
@@ -131,7 +147,8 @@ class Check:
         for directory in ("/var/log/nginx", "/var/lib/nginx"):
             Path(directory).mkdir(parents=True, exist_ok=True)
         found["nginx"] = self.sh(["nginx", "-v"]).stderr.strip()
-        found["prometheus"] = self.sh(["prometheus", "--version"]).stdout.splitlines()[0]
+        version = self.sh(["prometheus", "--version"])
+        found["prometheus"] = (version.stdout + version.stderr).strip().splitlines()[0]
         # stackctl and the SDK clients: a venv that also sees the host's packages.
         host_python = Path(sys.executable)
         base = self.sh([host_python, "-c", "import sys; print(sys._base_executable)"]).stdout.strip()
@@ -144,10 +161,13 @@ class Check:
         self.sh([self.venv / "bin/python", "-m", "pip", "install", "--no-index", "--find-links", wheels, "-q",
                  "--disable-pip-version-check", *(str(path) for path in sorted(wheels.glob("stackctl-*.whl"))),
                  "anthropic", "openai"])
-        found["stackctl"] = self.sh([self.venv / "bin/python", "-c", "import stackctl; print(stackctl.__version__)"],
-                                    check=False).stdout.strip()
+        # stackctl itself runs from this checkout (it travels with every call), its dependencies
+        # from the wheels: a fix made between two calls needs no new pieces.
+        self.sh([self.venv / "bin/python", "-m", "pip", "uninstall", "-y", "-q", "stackctl"])
+        self.point_at_checkout()
+        found["stackctl"] = self.sh([*self.stackctl_argv, "--help"], check=False).stdout[:200]
         began = time.monotonic()
-        installed = self.sh([self.venv / "bin/stackctl", "install-engine", "--from", self.bundle / "engine",
+        installed = self.sh([*self.stackctl_argv, "install-engine", "--from", self.bundle / "engine",
                              "--python", host_python], timeout=1200)
         found["install_engine_seconds"] = round(time.monotonic() - began, 1)
         found["install_engine"] = installed.stdout[-2000:]
@@ -162,7 +182,7 @@ class Check:
 
     def phase_model(self) -> dict:
         began = time.monotonic()
-        done = self.sh([self.venv / "bin/stackctl", "demo-model", "--shape", "qwen3-8b-widths",
+        done = self.sh([*self.stackctl_argv, "demo-model", "--shape", "qwen3-8b-widths",
                         "--python", self.engine_python(), "--out", self.work / "model"], timeout=900)
         config = json.loads((self.work / "model" / "config.json").read_text())
         keys = ("architectures", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads",
@@ -175,8 +195,7 @@ class Check:
         import yaml  # the host's
 
         shutil.rmtree(self.stack, ignore_errors=True)
-        init = self.sh([self.venv / "bin/stackctl", "-C", self.stack, "init", "--hardware", "generic",
-                        "--model", self.work / "model", "--runtime", "native"])
+        init = self.stackctl("init", "--hardware", "generic", "--model", str(self.work / "model"), "--runtime", "native")
         stack_file = self.stack / "stack.yaml"
         config = yaml.safe_load(stack_file.read_text())
         config["engine"] = {"python": str(self.engine_python()),
@@ -192,7 +211,7 @@ class Check:
         stack_file.write_text(yaml.safe_dump(config))
         rendered = self.stackctl("render")
         began = time.monotonic()
-        up = self.stackctl("up", timeout=1800, check=False)
+        up = self.stackctl("up", timeout=900, check=False)
         seconds = round(time.monotonic() - began, 1)
         spec = json.loads((self.stack / ".stackctl/launch/vllm.json").read_text()) \
             if (self.stack / ".stackctl/launch/vllm.json").exists() else {}
