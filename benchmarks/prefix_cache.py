@@ -36,7 +36,8 @@ sys.path.insert(0, str(REPO))
 import httpx
 
 from tests.support.npm_clients import CLAUDE_CODE, InstalledClient, installed
-from tests.support.vllm_server import free_port, running_vllm
+from tests.support.processes import free_port
+from tests.support.vllm_server import running_vllm
 
 WINDOW = 131072
 YESTERDAY, TODAY = "Etc/GMT+12", "Etc/GMT-14"  # 26 h apart: the date always differs

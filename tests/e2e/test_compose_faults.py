@@ -7,6 +7,7 @@ import socket
 
 import pytest
 
+from tests.support.cli import error_line
 from tests.support.stacks import (
     DemoStack,
     make_compose_stack,
@@ -15,13 +16,6 @@ from tests.support.stacks import (
 )
 
 pytestmark = [pytest.mark.e2e, pytest.mark.docker]
-
-
-def error_line(result) -> str:
-    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
-    assert len(errors) == 1, result.stderr
-    assert "Traceback" not in result.stderr + result.stdout
-    return errors[0]
 
 
 @pytest.fixture

@@ -22,7 +22,7 @@ import yaml
 from stackctl.config import parse_stack_config
 from stackctl.layout import StackLayout
 from tests.support.processes import free_port, http_ok, require, services, wait_until
-from tests.support.rendering import render_into
+from tests.support.stack_builder import render_into
 from tools.dashboard import queries
 from tools.dashboard.dashboard import build_dashboard
 

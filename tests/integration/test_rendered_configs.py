@@ -7,7 +7,7 @@ import pytest
 
 from stackctl.config import parse_stack_config
 from stackctl.layout import StackLayout
-from tests.support.rendering import render_into
+from tests.support.stack_builder import render_into
 
 pytestmark = pytest.mark.integration
 

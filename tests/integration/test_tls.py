@@ -32,7 +32,7 @@ from stackctl.config import parse_stack_config
 from stackctl.layout import StackLayout
 from tests.support.processes import free_port, http_ok, require, services, wait_until
 from tests.support.proxy.servers import ServerThread
-from tests.support.rendering import render_into
+from tests.support.stack_builder import render_into
 from tests.support.tls import LoopbackDns, SseBackend, make_tls_material, pebble_config
 
 pytestmark = pytest.mark.integration

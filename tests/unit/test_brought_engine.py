@@ -16,7 +16,8 @@ from stackctl.doctor.result import Status
 from stackctl.engine.gpu_install import write_marker
 from stackctl.errors import ConfigError
 from stackctl.runtime.native_engine import native_engine
-from tests.support.fakehost import context, make_host, make_stack
+from tests.support.fakehost import context, make_host
+from tests.support.stack_builder import make_stack
 
 
 def venv_with_vllm(where: Path, version: str | None) -> Path:

@@ -13,7 +13,7 @@ from stackctl.envfile import ensure_secrets, secret_values
 from stackctl.errors import ConfigError
 from stackctl.layout import StackLayout
 from stackctl.profiles import HARDWARE_PROFILES, MODEL_PROFILES
-from tests.support.rendering import render_into
+from tests.support.stack_builder import render_into
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,7 @@ import yaml
 from stackctl.config import parse_stack_config
 from stackctl.errors import ConfigError
 from stackctl.layout import StackLayout
-from tests.support.rendering import render_into
+from tests.support.stack_builder import render_into
 
 
 def error_for(data: dict) -> str:

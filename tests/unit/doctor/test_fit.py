@@ -3,7 +3,8 @@ test HF cache, the stack's max_model_len x max_num_seqs."""
 
 from stackctl.doctor.model import check_model_fit
 from stackctl.doctor.result import Status
-from tests.support.fakehost import MODEL_CACHE, context, make_host, make_stack, write_index
+from tests.support.fakehost import MODEL_CACHE, context, make_host, write_index
+from tests.support.stack_builder import make_stack
 
 RTX = "rtx-pro-6000-open-570"
 
