@@ -3,19 +3,16 @@ source."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from stackctl.clients.connection import Connection
-from stackctl.clients.recipe import ClientConfig, ClientRecipe
+from stackctl.clients.recipe import SdkRecipe
 
 
-class AnthropicSdk(ClientRecipe):
+class AnthropicSdk(SdkRecipe):
     name = "anthropic"
+    sdk = "Anthropic"
 
-    def config(self, connection: Connection, home: Path) -> ClientConfig:
-        env = {"ANTHROPIC_BASE_URL": connection.base_url, "ANTHROPIC_API_KEY": connection.key.value}
-        return ClientConfig(self.name, home / ".config" / "stackctl" / "anthropic.env",
-                            f"an Anthropic SDK client with model={connection.model!r}", env=env, key=connection.key)
+    def environment(self, connection: Connection) -> dict[str, str]:
+        return {"ANTHROPIC_BASE_URL": connection.base_url, "ANTHROPIC_API_KEY": connection.key.value}
 
 
 RECIPE = AnthropicSdk()

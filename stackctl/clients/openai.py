@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from stackctl.clients.connection import Connection
-from stackctl.clients.recipe import ClientConfig, ClientRecipe
+from stackctl.clients.recipe import SdkRecipe
 
 
-class OpenAISdk(ClientRecipe):
+class OpenAISdk(SdkRecipe):
     name = "openai"
+    sdk = "OpenAI"
 
-    def config(self, connection: Connection, home: Path) -> ClientConfig:
-        env = {"OPENAI_BASE_URL": connection.openai_base_url, "OPENAI_API_KEY": connection.key.value}
-        return ClientConfig(self.name, home / ".config" / "stackctl" / "openai.env",
-                            f"an OpenAI SDK client with model={connection.model!r}", env=env, key=connection.key)
+    def environment(self, connection: Connection) -> dict[str, str]:
+        return {"OPENAI_BASE_URL": connection.openai_base_url, "OPENAI_API_KEY": connection.key.value}
 
 
 RECIPE = OpenAISdk()

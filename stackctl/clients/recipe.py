@@ -52,3 +52,18 @@ class ClientRecipe(ABC):
     @abstractmethod
     def config(self, connection: Connection, home: Path) -> ClientConfig:
         """The client's configuration; `home` is the user's home directory its files live under."""
+
+
+class SdkRecipe(ClientRecipe):
+    """An SDK pointed at the stack by its environment variables, in an env file to source."""
+
+    sdk: ClassVar[str]  # "OpenAI", "Anthropic": how `then` names it
+
+    @abstractmethod
+    def environment(self, connection: Connection) -> dict[str, str]:
+        """The variables the SDK reads (its base URL and key)."""
+
+    def config(self, connection: Connection, home: Path) -> ClientConfig:
+        return ClientConfig(self.name, home / ".config" / "stackctl" / f"{self.name}.env",
+                            f"an {self.sdk} SDK client with model={connection.model!r}",
+                            env=self.environment(connection), key=connection.key)
