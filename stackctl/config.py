@@ -354,7 +354,7 @@ def load_stack_config(path: Path) -> StackConfig:
     try:
         data = yaml.safe_load(path.read_text())
     except yaml.YAMLError as error:
-        raise ConfigError(f"{path}: not valid YAML ({_first_line(str(error))})") from None
+        raise ConfigError(f"{path}: not valid YAML ({_one_line(str(error))})") from None
     return parse_stack_config(data, str(path))
 
 
@@ -392,5 +392,6 @@ def _allowed_keys(location: tuple) -> list[str]:
     return list(model.model_fields)
 
 
-def _first_line(text: str) -> str:
+def _one_line(text: str) -> str:
+    """The text on one line, its runs of white space folded (a YAML error spans several)."""
     return " ".join(text.split())

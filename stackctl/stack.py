@@ -12,7 +12,7 @@ from stackctl.layout import StackLayout
 from stackctl.runtime import Runtime, RuntimeName, runtime_for
 from stackctl.services import Service, ServiceOutline, load_outlines, load_services
 from stackctl.template_values import outline_context, template_context
-from stackctl.topology import HostPlan, plan_for
+from stackctl.topology import HostPlan, plan_host
 from stackctl.topology.local import local_host
 from stackctl.vllm_settings import VllmSettings, vllm_settings
 
@@ -38,7 +38,7 @@ class Stack:
             config = config.model_copy(update={"runtime": runtime})
         if config.hosts or host:
             host = host or local_host(config.hosts)
-            plan_for(config, host)  # an unknown or missing host name stops here, with the list
+            plan_host(config, host)  # an unknown or missing host name stops here, with the list
             layout = layout.for_host(host)
             # One Compose project per host: two hosts' containers never share names on one engine.
             config = config.model_copy(update={"project": f"{config.project}-{host}"})
@@ -47,7 +47,7 @@ class Stack:
     @cached_property
     def plan(self) -> HostPlan:
         """What this host runs (the whole stack on one box)."""
-        return plan_for(self.config, self.layout.host)
+        return plan_host(self.config, self.layout.host)
 
     @cached_property
     def vllm(self) -> VllmSettings:

@@ -110,7 +110,7 @@ def _inspect(ctx: DoctorContext, image: str) -> dict | None:
 def _native_engine(ctx: DoctorContext, name: str, architecture: str | None) -> CheckResult:
     from stackctl.engine.gpu_install import installed_gpu_engines
     from stackctl.engine.install import EngineInstallError
-    from stackctl.runtime.native_engine import plan_for, serving_gpu_engine
+    from stackctl.runtime.native_engine import plan_cuda_engine, serving_gpu_engine
 
     brought = native_engine(ctx.config)
     if brought.brought:
@@ -126,7 +126,7 @@ def _native_engine(ctx: DoctorContext, name: str, architecture: str | None) -> C
                         f"install nvidia-driver-{needs}-open (`sudo apt install nvidia-driver-{needs}-open`) and reboot")
         return ok(name, found)
     try:
-        plan = plan_for(ctx.config, driver)
+        plan = plan_cuda_engine(ctx.config, driver)
     except EngineInstallError as error:
         return fail(name, f"no native vLLM engine can serve {architecture} here", str(error))
     older = ", ".join(info.vllm_version for info in installed_gpu_engines())

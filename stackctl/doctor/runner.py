@@ -12,7 +12,6 @@ from stackctl.doctor.engine import check_engine, check_engine_version
 from stackctl.doctor.gpu import check_cuda_image, check_driver, check_gpu_visible
 from stackctl.doctor.last_start import check_last_start
 from stackctl.doctor.memory import check_unified_memory
-from stackctl.doctor.model import check_disk, check_model_fit
 from stackctl.doctor.model_window import check_model_window
 from stackctl.doctor.network import (
     check_env_file,
@@ -21,6 +20,7 @@ from stackctl.doctor.network import (
     check_ports,
 )
 from stackctl.doctor.result import CheckResult, fail
+from stackctl.doctor.served_model import check_disk, check_model_fit
 from stackctl.doctor.topology import (
     check_peers,
     check_proxy_exposure,

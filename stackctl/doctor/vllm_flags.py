@@ -8,8 +8,8 @@ import subprocess
 from pathlib import Path
 
 from stackctl.doctor.context import DoctorContext
-from stackctl.doctor.model import model_facts
 from stackctl.doctor.result import CheckResult, fail, ok, warn
+from stackctl.doctor.served_model import model_facts
 from stackctl.engine.install import default_engine_dir, installed_engine
 from stackctl.models.family import FAMILY_PARSERS, model_family
 from stackctl.vllm_args import vllm_args

@@ -167,7 +167,7 @@ class HostFacts:
         try:
             info = client.info()
         except DockerException as error:
-            return DockerFacts(False, _first_line(error.stderr or str(error)), cdi_devices=cdi)
+            return DockerFacts(False, _last_line(error.stderr or str(error)), cdi_devices=cdi)
         compose_version = None
         try:
             compose_version = client.compose.version().strip() or None
@@ -276,6 +276,7 @@ def nearest_existing(path: Path) -> Path:
     return path
 
 
-def _first_line(text: str) -> str:
+def _last_line(text: str) -> str:
+    """The last non-blank line of a command's error output ("no answer" when there is none)."""
     lines = [line.strip() for line in str(text).splitlines() if line.strip()]
     return lines[-1] if lines else "no answer"

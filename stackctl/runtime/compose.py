@@ -281,9 +281,9 @@ class ComposeRuntime(Runtime):
 
     def logs(self, service: str, follow: bool) -> Iterator[str]:
         self.check_available()
-        from stackctl.topology import plan_for
+        from stackctl.topology import plan_host
 
-        known = sorted(plan_for(self.config, self.layout.host).services)
+        known = sorted(plan_host(self.config, self.layout.host).services)
         if service not in known:
             raise StackError(f"no service '{service}' in this stack; services: {', '.join(known)}")
         try:

@@ -52,7 +52,9 @@ def serving_gpu_engine(config: StackConfig) -> GpuEngineInfo | None:
     return None
 
 
-def plan_for(config: StackConfig, driver_major: int | None = None, **options) -> GpuEnginePlan:
+def plan_cuda_engine(config: StackConfig, driver_major: int | None = None, **options) -> GpuEnginePlan:
+    """The CUDA build `install-engine` (or `up`) installs for this stack's model on a driver of
+    `driver_major` (None: any): the compatibility table's pins."""
     return plan_gpu_engine(config.model_profile.architecture, driver_major, **options)
 
 
@@ -63,7 +65,7 @@ def native_engine(config: StackConfig) -> NativeEngine:
     if found is not None:
         return found
     try:
-        planned = plan_for(config).vllm
+        planned = plan_cuda_engine(config).vllm
     except Exception:  # noqa: BLE001 - no wheel serves the model: `up` and doctor say why
         planned = "none"
     return NativeEngine(engine_python(gpu_engine_dir(planned)), f"not installed yet: `up` installs vLLM {planned}",
@@ -113,7 +115,7 @@ def ensure_native_engine(config: StackConfig, on_progress: Callable[[str], None]
         from stackctl.engine.gpu_install import install_gpu_engine
 
         if serving_gpu_engine(config) is None:
-            plan = plan_for(config, host_driver_major())
+            plan = plan_cuda_engine(config, host_driver_major())
             on_progress(f"installing vLLM {plan.vllm} (CUDA build): {plan.reason}")
             install_gpu_engine(plan, on_progress=on_progress)
         return

@@ -14,7 +14,7 @@ from stackctl.doctor.network import (
 from stackctl.doctor.result import Status
 from stackctl.host import HostFacts
 from stackctl.profiles import MODEL_PROFILES
-from stackctl.profiles.models import ModelProfile
+from stackctl.profiles.model_profiles import ModelProfile
 from tests.support.fakehost import by_name, context, make_host
 from tests.support.processes import free_ports
 from tests.support.stack_builder import make_stack

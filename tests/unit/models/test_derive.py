@@ -65,8 +65,8 @@ def test_hybrid_qwen3_next_is_hybrid_qwen3_coder_and_too_big_in_bf16_for_a_spark
 
 
 def test_multimodal_hybrid_qwen35_reads_text_config_and_gets_a_mamba_safe_seq_count(tmp_path):
-    from stackctl.doctor.model import check_model_fit
     from stackctl.doctor.result import Status
+    from stackctl.doctor.served_model import check_model_fit
     from tests.support.fakehost import context, make_host
     from tests.support.stack_builder import make_stack
 

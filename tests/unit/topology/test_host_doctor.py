@@ -3,8 +3,8 @@ model fit over every node's memory, no GPU checks on an edge."""
 
 
 from stackctl.doctor import run_checks
-from stackctl.doctor.model import check_model_fit
 from stackctl.doctor.result import Status
+from stackctl.doctor.served_model import check_model_fit
 from stackctl.doctor.topology import check_proxy_exposure, check_ray_link, check_this_host
 from tests.support.fakehost import context, make_host, write_index
 from tests.support.stack_builder import make_stack
