@@ -76,18 +76,31 @@ def requests_each(concurrency: int) -> int:
 
 
 def measure(routes: list[Target], levels: list[int], processes: int | None = None) -> list[LevelResult]:
+    """Each level: one untimed round learns how long a reply takes (the agents' first requests are
+    then spread over it, the same for every route), then every route twice, in one order and in
+    the reverse one, so no route is favoured by going first (a cold cache, a warming GPU)."""
     results = []
     for concurrency in levels:
-        # One warm-up reply at this level tells how long a reply takes: first requests spread over it.
-        spread = 0.0
+        probe = run_level(routes[0], concurrency, 1, processes=processes)
+        durations = sorted(sample.stream_seconds for sample in probe.ok) or [0.0]
+        spread = durations[len(durations) // 2]
+        passes = [run_level(route, concurrency, max(1, requests_each(concurrency) // 2), spread_seconds=spread,
+                            processes=processes) for route in [*routes, *reversed(routes)]]
         for route in routes:
-            result = run_level(route, concurrency, requests_each(concurrency), spread_seconds=spread,
-                               processes=processes)
-            if not spread and result.ok:
-                spread = sorted(sample.stream_seconds for sample in result.ok)[len(result.ok) // 2]
-            results.append(result)
-            print(f"  {route.name:<16} c{concurrency:<4} {summary(result)}", flush=True)
+            merged = merge([result for result in passes if result.target == route.name])
+            results.append(merged)
+            print(f"  {route.name:<16} c{concurrency:<4} {summary(merged)}", flush=True)
     return results
+
+
+def merge(parts: list[LevelResult]) -> LevelResult:
+    """Two passes of one route as one result: their samples, their walls and CPU added."""
+    merged = LevelResult(parts[0].target, parts[0].concurrency, client_processes=parts[0].client_processes)
+    for part in parts:
+        merged.samples += part.samples
+        merged.wall_seconds += part.wall_seconds
+        merged.client_cpu_seconds += part.client_cpu_seconds
+    return merged
 
 
 def summary(result: LevelResult) -> str:

@@ -19,6 +19,8 @@ _VALUES = (
     ("nvidia_smi_memory_total_bytes", "memory.total in bytes (unified memory: the OS's MemTotal)", "memory_total_bytes"),
     ("nvidia_smi_memory_used_bytes", "memory.used in bytes (unified memory: MemTotal - MemAvailable)", "memory_used_bytes"),
     ("nvidia_smi_memory_free_bytes", "memory.free in bytes (unified memory: the OS's MemAvailable)", "memory_free_bytes"),
+    ("nvidia_smi_memory_reserved_bytes", "memory.reserved in bytes: the driver's own share, neither used nor free",
+     "memory_reserved_bytes"),
     ("nvidia_smi_utilization_gpu_ratio", "utilization.gpu as a ratio (0-1)", "utilization_ratio"),
     ("nvidia_smi_temperature_gpu", "temperature.gpu in degrees Celsius", "temperature_celsius"),
     ("nvidia_smi_power_draw_watts", "power.draw in watts", "power_watts"),

@@ -35,6 +35,8 @@ class GpuSample:
     utilization_ratio: float | None
     temperature_celsius: float | None
     power_watts: float | None
+    # The driver's own share of the framebuffer (NVML's v2 memory info): in neither used nor free.
+    memory_reserved_bytes: int | None = None
 
 
 @dataclass(frozen=True)
@@ -91,7 +93,7 @@ class GpuSampler:
 
     def _sample_device(self, nvml: Any, index: int) -> GpuSample:
         handle = nvml.nvmlDeviceGetHandleByIndex(index)
-        memory = _optional(nvml, nvml.nvmlDeviceGetMemoryInfo, handle)
+        memory = _memory_info(nvml, handle)
         # Unified memory (GB10): NVML has no dedicated framebuffer to report (NotSupported, or a
         # zero total). vLLM allocates from the OS's pool, so that pool is the GPU's memory.
         unified = memory is None or not memory.total
@@ -114,7 +116,24 @@ class GpuSampler:
             utilization_ratio=utilization.gpu / 100 if utilization is not None else None,
             temperature_celsius=float(temperature) if temperature is not None else None,
             power_watts=power_mw / 1000 if power_mw is not None else None,
+            memory_reserved_bytes=None if unified else getattr(memory, "reserved", None),
         )
+
+
+def _memory_info(nvml: Any, handle: Any) -> Any:
+    """Memory as nvidia-smi shows it. NVML's first memory call counts the driver's reserved share
+    as used: on the H100 of the GPU check (driver 580) 479 MiB more than nvidia-smi's memory.used.
+    Its v2 (drivers >= 510) reports the reserved share apart, as nvidia-smi does."""
+    version = getattr(nvml, "nvmlMemory_v2", None)
+    if version is not None:
+        try:
+            return nvml.nvmlDeviceGetMemoryInfo(handle, version)
+        except nvml.NVMLError as error:
+            if _is(nvml, error, "NVMLError_NotSupported", "NVML_ERROR_NOT_SUPPORTED"):
+                return None  # no framebuffer of its own (GB10)
+            if not _is(nvml, error, "NVMLError_FunctionNotFound", "NVML_ERROR_FUNCTION_NOT_FOUND"):
+                raise
+    return _optional(nvml, nvml.nvmlDeviceGetMemoryInfo, handle)  # a driver older than v2
 
 
 def _optional(nvml: Any, function: Callable[..., Any], *args: Any) -> Any:

@@ -208,6 +208,9 @@ class Check:
         vllm = config.setdefault("vllm", {})
         vllm["max_num_seqs"] = 256
         vllm["extra_args"] = ["--max-num-batched-tokens", "8192"]
+        # One client key drives up to 256 streams: the default per-key limit (32 at once) would turn
+        # most of them away with 429 (the first H100 run's proxied levels at 64 and 256).
+        config["limits"] = {"max_concurrent": 0}
         stack_file.write_text(yaml.safe_dump(config))
         rendered = self.stackctl("render")
         began = time.monotonic()
@@ -237,17 +240,29 @@ class Check:
         return result
 
     def compare_exporter(self) -> dict:
+        """stackctl's gpu-exporter beside nvidia-smi, read back to back."""
         import urllib.request
 
         config = self.stack_config()
         text = urllib.request.urlopen(f"http://127.0.0.1:{config['ports'].get('gpu_exporter', 9835)}/metrics",
                                       timeout=10).read().decode()
-        exported = {line.split("{")[0].split(" ")[0]: float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
-                    if line.startswith("stackctl_gpu_") and not line.startswith("#")}
         fields = "memory.used,memory.total,utilization.gpu,temperature.gpu,power.draw"
         smi = self.sh(["nvidia-smi", f"--query-gpu={fields}", "--format=csv,noheader,nounits"]).stdout.strip()
-        values = dict(zip(fields.split(","), (float(value) for value in smi.split(","))))
-        return {"exporter": exported, "nvidia_smi": values}
+        exported = {line.split("{")[0].split(" ")[0]: float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
+                    if line and not line.startswith("#")}
+        smi_values = dict(zip(fields.split(","), (float(value) for value in smi.splitlines()[0].split(","))))
+        pairs = {"memory.used": exported.get("nvidia_smi_memory_used_bytes", float("nan")) / 2**20,
+                 "memory.total": exported.get("nvidia_smi_memory_total_bytes", float("nan")) / 2**20,
+                 "utilization.gpu": exported.get("nvidia_smi_utilization_gpu_ratio", float("nan")) * 100,
+                 "temperature.gpu": exported.get("nvidia_smi_temperature_gpu", float("nan")),
+                 "power.draw": exported.get("nvidia_smi_power_draw_watts", float("nan"))}
+        # Memory must agree to the MiB; utilization, temperature and power move between two reads.
+        tolerance = {"memory.used": 1.0, "memory.total": 1.0, "utilization.gpu": 10.0, "temperature.gpu": 2.0,
+                     "power.draw": 30.0}
+        rows = {name: {"exporter": round(pairs[name], 2), "nvidia_smi": smi_values[name],
+                       "match": abs(pairs[name] - smi_values[name]) <= tolerance[name]} for name in pairs}
+        return {"rows": rows, "all_match": all(row["match"] for row in rows.values()),
+                "exported": {key: value for key, value in exported.items() if key.startswith(("nvidia_smi", "stackctl"))}}
 
     def sdk_requests(self) -> dict:
         config = self.stack_config()
@@ -275,7 +290,7 @@ class Check:
             time.sleep(3)
 
     def phase_memory(self) -> dict:
-        log = (self.stack / "logs" / "vllm.log").read_text(errors="replace")
+        log = (self.stack / ".stackctl" / "logs" / "vllm.log").read_text(errors="replace")
         wanted = ("Model loading took", "Available KV cache memory", "GPU KV cache size", "Maximum concurrency",
                   "Graph capturing finished", "init engine", "torch.compile", "Memory profiling", "CUDA graph",
                   "non-torch", "activation", "Using FlashAttention", "Using .* backend", "kv_cache_dtype", "fp8",
@@ -366,7 +381,7 @@ def wait(work: Path, until: float, out: Path | None) -> int:
         for name in ("report.json", "report.md", "run.log"):
             if (work / name).exists():
                 shutil.copy(work / name, out / name)
-        stack_logs = work / "stack" / "logs"
+        stack_logs = work / "stack" / ".stackctl" / "logs"
         if stack_logs.is_dir():
             subprocess.run(["tar", "-czf", str(out / "stack-logs.tar.gz"), "-C", str(stack_logs), "."], check=False)
     done = (work / "done").exists()

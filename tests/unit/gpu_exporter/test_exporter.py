@@ -28,6 +28,7 @@ class FakeNvml(types.ModuleType):
     NVML_ERROR_NOT_SUPPORTED = 3
     NVML_ERROR_DRIVER_NOT_LOADED = 9
     NVML_ERROR_LIBRARY_NOT_FOUND = 12
+    NVML_ERROR_FUNCTION_NOT_FOUND = 13
 
     class NVMLError(Exception):
         def __init__(self, value: int) -> None:
@@ -42,6 +43,7 @@ class FakeNvml(types.ModuleType):
         self.NVMLError_NotSupported = type("NVMLError_NotSupported", (self.NVMLError,), {})
         self.NVMLError_LibraryNotFound = type("NVMLError_LibraryNotFound", (self.NVMLError,), {})
         self.NVMLError_DriverNotLoaded = type("NVMLError_DriverNotLoaded", (self.NVMLError,), {})
+        self.NVMLError_FunctionNotFound = type("NVMLError_FunctionNotFound", (self.NVMLError,), {})
 
     def nvmlInit(self):
         self.init_calls += 1
@@ -72,8 +74,14 @@ class FakeNvml(types.ModuleType):
             raise self.NVMLError_NotSupported(self.NVML_ERROR_NOT_SUPPORTED)
         return value
 
-    def nvmlDeviceGetMemoryInfo(self, handle):
-        return self._reading(handle, "memory")
+    nvmlMemory_v2 = 0x02000028
+
+    def nvmlDeviceGetMemoryInfo(self, handle, version=None):
+        if version is None:
+            return self._reading(handle, "memory")
+        if "memory_v2" not in handle:  # a GPU written as a driver older than v2 answers it
+            raise self.NVMLError_FunctionNotFound(self.NVML_ERROR_FUNCTION_NOT_FOUND)
+        return self._reading(handle, "memory_v2")
 
     def nvmlDeviceGetUtilizationRates(self, handle):
         return types.SimpleNamespace(gpu=self._reading(handle, "util"), memory=0)
@@ -90,6 +98,15 @@ def rtx_pro_6000():
     memory = types.SimpleNamespace(total=96 * GIB, used=70 * GIB, free=26 * GIB)
     return {"name": "NVIDIA RTX PRO 6000 Blackwell Workstation Edition", "uuid": "GPU-1111-aaaa",
             "memory": memory, "util": 87, "temp": 64, "power_mw": 412_500}
+
+
+def h100():
+    """The H100 of the GPU check (driver 580, vLLM holding its pool), NVML's two answers: the first
+    counts the driver's reserved 479.5 MiB as used; nvidia-smi showed memory.used 73705 MiB."""
+    v1 = types.SimpleNamespace(total=85_520_809_984, used=77_788_413_952, free=7_732_396_032)
+    v2 = types.SimpleNamespace(total=85_520_809_984, reserved=502_792_192, used=77_285_621_760, free=7_732_396_032)
+    return {"name": "NVIDIA H100 80GB HBM3", "uuid": "GPU-8a4716e2", "memory": v1, "memory_v2": v2, "util": 0,
+            "temp": 32, "power_mw": 117_699}
 
 
 def gb10(memory=None):
@@ -127,6 +144,14 @@ def test_discrete_gpu_reports_nvml_figures_under_the_exporter_names():
     assert value(text, "stackctl_gpu_unified_memory", uuid=uuid) == 0
     assert value(text, "nvidia_smi_gpu_info", uuid=uuid, index="0", driver_version="580.95.05",
                  name="NVIDIA RTX PRO 6000 Blackwell Workstation Edition") == 1
+
+
+def test_memory_used_is_nvidia_smis_and_the_drivers_reserved_share_is_apart():
+    text = render_metrics(GpuSampler(FakeNvml([h100()]), meminfo=no_meminfo))
+    used = value(text, "nvidia_smi_memory_used_bytes", uuid="8a4716e2")
+    assert used // 2**20 == 73705  # what nvidia-smi printed beside it
+    assert value(text, "nvidia_smi_memory_reserved_bytes", uuid="8a4716e2") == 502_792_192
+    assert used + 502_792_192 + value(text, "nvidia_smi_memory_free_bytes", uuid="8a4716e2") == 85_520_809_984
 
 
 def test_unified_memory_reports_the_os_pool_with_memavailable_as_free():
