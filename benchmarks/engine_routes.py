@@ -13,7 +13,7 @@ over worker processes; `--client-check` first measures it alone against vLLM wit
 with several, so a ceiling of the client is not read as one of the proxy.
 
     .venv/bin/python benchmarks/engine_routes.py --stack DIR [--levels 1,16,64,256] [--tokens 256]
-        [--client-check] [--json FILE]
+        [--client-check] [--proxy-port PORT] [--json FILE]
 """
 
 from __future__ import annotations
@@ -46,11 +46,11 @@ class StackAccess:
     model: str
 
 
-def stack_access(stack_dir: Path) -> StackAccess:
+def stack_access(stack_dir: Path, proxy_port: int | None = None) -> StackAccess:
     config = load_stack_config(stack_dir / "stack.yaml")
     env = read_env(stack_dir / ".env")
     client_key = env["STACKCTL_PROXY_KEYS"].split(",")[0].split("=", 1)[1]
-    return StackAccess(config.ports.vllm, config.ports.proxy, env.get("VLLM_API_KEY", ""), client_key,
+    return StackAccess(config.ports.vllm, proxy_port or config.ports.proxy, env.get("VLLM_API_KEY", ""), client_key,
                        config.served_name)
 
 
@@ -156,11 +156,14 @@ def main() -> None:
     parser.add_argument("--tokens", type=int, default=256)
     parser.add_argument("--routes", default=f"{DIRECT},{OPENAI},{ANTHROPIC}")
     parser.add_argument("--client-check", action="store_true")
+    parser.add_argument("--proxy-port", type=int, help="another filter-proxy in front of the same vLLM, with the "
+                        "stack's keys (e.g. an older release, to compare in the same run)")
     parser.add_argument("--json", type=Path)
     options = parser.parse_args()
     levels = [int(level) for level in options.levels.split(",")]
     wanted = options.routes.split(",")
-    routes = [route for route in targets(stack_access(options.stack), options.tokens) if route.name in wanted]
+    routes = [route for route in targets(stack_access(options.stack, options.proxy_port), options.tokens)
+              if route.name in wanted]
     report: dict = {"levels": levels, "tokens": options.tokens}
     if options.client_check:
         report["client_check"] = client_check(routes[0], max(levels))

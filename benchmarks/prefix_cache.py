@@ -26,7 +26,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,9 +33,9 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 import httpx
+from proxy_process import proxy_process
 
 from tests.support.npm_clients import CLAUDE_CODE, InstalledClient, installed
-from tests.support.processes import free_port
 from tests.support.vllm_server import running_vllm
 
 WINDOW = 131072
@@ -120,31 +119,8 @@ def prefix_counters(vllm_url: str) -> tuple[float, float]:
     return values["hits"], values["queries"]
 
 
-@contextmanager
 def proxy(backend_url: str, backend_key: str | None, placement: str, work: Path):  # type: ignore[no-untyped-def]
-    port = free_port()
-    env = {**os.environ, "VLLM_API_KEY": backend_key or "", "STACKCTL_PROXY_KEYS": f"bench={CLIENT_KEY}",
-           "STACKCTL_PROXY_LOG_LEVEL": "warning"}
-    argv = [sys.executable, "-m", "stackctl", "proxy", "serve", "--backend", backend_url, "--port", str(port),
-            "--default-model", "tiny", "--search-backend", "off", "--system-placement", placement]
-    with open(work / "proxy.log", "wb") as log:
-        process = subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if httpx.get(url + "/health", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline or process.poll() is not None:
-                sys.exit(f"the proxy did not start: {(work / 'proxy.log').read_text()[-2000:]}")
-            time.sleep(0.2)
-        yield url
-    finally:
-        process.terminate()
-        process.wait(10)
+    return proxy_process(backend_url, backend_key, client_key=CLIENT_KEY, model="tiny", placement=placement, work=work)
 
 
 def session_ratio(turns: list[Turn]) -> float:

@@ -17,6 +17,7 @@ from stackctl.commands import (
     gpu_exporter,
     init,
     install_engine,
+    launch,
     logs,
     profiles,
     pull,
@@ -34,8 +35,8 @@ from stackctl.layout import find_layout
 app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__, pretty_exceptions_enable=False)
 
 # In the order `stackctl --help` lists them.
-COMMANDS = (init, render, up, down, status, logs, connect, doctor, profiles, pull, install_engine, bundle, engine,
-            secrets, tls, systemd, gpu_exporter)
+COMMANDS = (init, render, up, down, status, logs, connect, launch, doctor, profiles, pull, install_engine, bundle,
+            engine, secrets, tls, systemd, gpu_exporter)
 
 
 @app.callback()

@@ -79,6 +79,20 @@ class VllmOptions(_Strict):
     extra_args: list[str] = Field(default_factory=list)
     # Local model directory (instead of the profile's Hugging Face id), e.g. the demo model.
     model_path: str | None = None
+    # Variables for vLLM's environment (e.g. TIKTOKEN_ENCODINGS_BASE, TRITON_PTXAS_PATH); Compose
+    # gives a container only what its service declares, so this is where an engine setting goes.
+    environment: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("environment")
+    @classmethod
+    def _no_secret_variables(cls, environment: dict[str, str]) -> dict[str, str]:
+        for name in environment:
+            if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+                raise ValueError(f"'{name}' is not an environment variable name")
+            if name in {"VLLM_API_KEY", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"}:
+                raise ValueError(f"{name} is a secret: set it in .env, which stackctl passes to vLLM without "
+                                 "writing it into a rendered file")
+        return environment
 
     @field_validator("extra_args")
     @classmethod
@@ -94,14 +108,12 @@ class VllmOptions(_Strict):
 
 class EngineOptions(_Strict):
     """The vLLM a native stack runs: an interpreter that is already installed (a vLLM venv beside
-    the stack, NGC's python), instead of the venv `stackctl install-engine` makes."""
+    the stack, NGC's python), instead of the venv `stackctl install-engine` makes. Variables it
+    needs go in vllm.environment, as for any engine."""
 
     # e.g. ~/vllm-env/bin/python; unset: stackctl's own engine venv (CPU build, or the CUDA build
     # the compatibility table pins).
     python: str | None = None
-    # Variables that engine needs at serve time (e.g. VLLM_USE_FLASHINFER_SAMPLER: "0" where
-    # FlashInfer is not installed); secrets belong in .env.
-    environment: dict[str, str] = Field(default_factory=dict)
 
     @field_validator("python")
     @classmethod
@@ -109,16 +121,6 @@ class EngineOptions(_Strict):
         if python is not None and not python.strip():
             raise ValueError("give the engine's interpreter, e.g. ~/vllm-env/bin/python, or remove engine.python")
         return python
-
-    @field_validator("environment")
-    @classmethod
-    def _no_secrets(cls, environment: dict[str, str]) -> dict[str, str]:
-        for name in environment:
-            if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
-                raise ValueError(f"'{name}' is not an environment variable name")
-            if name in {"VLLM_API_KEY", "HF_TOKEN"}:
-                raise ValueError(f"{name} is a secret: it lives in .env, not in stack.yaml")
-        return environment
 
 
 class WebSearchOptions(_Strict):

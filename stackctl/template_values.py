@@ -73,12 +73,18 @@ def outline_context(config: StackConfig, runtime: Runtime, host: HostPlan) -> di
 
 def template_context(config: StackConfig, runtime: Runtime, host: HostPlan) -> dict[str, Any]:
     """Everything a fragment or config template may use: the outline's values, the paths as the
-    services see them, and the engine the runtime runs (its interpreter, flags and variables)."""
+    services see them, and the engine the runtime runs (its interpreter, how vLLM is started, its
+    flags and variables)."""
+    outline = outline_context(config, runtime, host)
     model = runtime.model_location(local_model_dir(config))
+    invocation = runtime.vllm_invocation(vllm_service_image(config, outline["own_images"]))
     return {
-        **outline_context(config, runtime, host),
+        **outline,
         "paths": {**runtime.template_paths(), "hf_cache": str(Path(config.hf_cache).expanduser())},
-        "vllm_args": vllm_args(config, model_ref=model.reference),
+        "vllm_args": vllm_args(config, model_ref=model.reference, model_positional=invocation.model_positional),
+        # What starts vLLM before its arguments: the image's own ENTRYPOINT or the words rendered here.
+        "vllm_invocation": {"entrypoint": list(invocation.entrypoint) if invocation.entrypoint is not None else None,
+                            "command": list(invocation.command)},
         "vllm_extra_volumes": list(model.mounts),
         "vllm_environment": _vllm_environment(config, host.ray, runtime.engine_environment()),
         "proxy_args": proxy_args(config, host=host.proxy_bind),
@@ -89,10 +95,21 @@ def template_context(config: StackConfig, runtime: Runtime, host: HostPlan) -> d
     }
 
 
+def vllm_service_image(config: StackConfig, own_images: dict[str, dict[str, Any]] | None = None) -> str:
+    """The image the vllm service runs: stack.yaml's images.vllm, else the CPU build stackctl
+    makes (no GPU), else the table's NGC tag."""
+    if "vllm" in config.images:
+        return config.images["vllm"]
+    if not config.hardware_profile.has_gpu:
+        return str((own_images or image_template_values(config))["vllm-cpu"]["image"])
+    return default_vllm_image(config.hardware_profile, config.model_profile)
+
+
 def _vllm_environment(config: StackConfig, ray: RayPlan | None, engine: dict[str, str]) -> list[str]:
     """The hardware's engine variables, then the engine's own (a native interpreter's); on a Ray
-    node, the link's (which replace VLLM_HOST_IP)."""
+    node, the link's (which replace VLLM_HOST_IP); then the user's own (vllm.environment), which win."""
     values = {**dict(config.hardware_profile.vllm_environment), **engine}
     if ray is not None:
         values.update(item.split("=", 1) for item in ray.environment())
+    values.update(config.vllm.environment)
     return [f"{key}={value}" for key, value in values.items()]

@@ -2,9 +2,10 @@
 
 Fragments stay valid Compose files because placeholders only ever appear inside strings. Two
 extra rules make structured values work: a list item that is exactly one placeholder whose value
-is a list is spliced in place (`["vllm", "{{ vllm_args }}"]` -> `["vllm", "--model", ...]`), and a
-value that is exactly one placeholder whose value is a mapping becomes that mapping
-(`build: "{{ own_images['filter-proxy'].build }}"`).
+is a list is spliced in place (`["vllm", "{{ vllm_args }}"]` -> `["vllm", "--model", ...]`), a
+value that is exactly one placeholder whose value is a mapping or a list becomes that value
+(`build: "{{ own_images['filter-proxy'].build }}"`), and a key whose value is exactly one
+placeholder evaluating to None is left out (`entrypoint:` where the image's own is kept).
 """
 
 from __future__ import annotations
@@ -20,13 +21,23 @@ _ENV = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False, ke
 _WHOLE_PLACEHOLDER = re.compile(r"^\{\{\s*([^{}]+?)\s*\}\}$")
 
 
+_OMITTED = object()
+
+
 def fill(value: Any, context: dict[str, Any]) -> Any:
+    filled = _fill(value, context)
+    return None if filled is _OMITTED else filled
+
+
+def _fill(value: Any, context: dict[str, Any]) -> Any:
     if isinstance(value, str):
         match = _WHOLE_PLACEHOLDER.match(value)
         if match:
             whole = _evaluate(match.group(1), context)
-            if isinstance(whole, dict):
+            if isinstance(whole, dict | list):
                 return whole
+            if whole is None:
+                return _OMITTED
         return _fill_string(value, context)
     if isinstance(value, list):
         filled: list[Any] = []
@@ -38,7 +49,8 @@ def fill(value: Any, context: dict[str, Any]) -> Any:
                 filled.append(fill(item, context))
         return filled
     if isinstance(value, dict):
-        return {key: fill(item, context) for key, item in value.items()}
+        mapping = {key: _fill(item, context) for key, item in value.items()}
+        return {key: item for key, item in mapping.items() if item is not _OMITTED}
     return value
 
 

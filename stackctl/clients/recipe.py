@@ -1,5 +1,5 @@
-"""A client's recipe and the configuration it makes: environment variables, or a JSON document
-merged into the client's own config file."""
+"""A client's recipe and the configuration it makes: environment variables, or a JSON (or TOML)
+document merged into the client's own config file."""
 
 from __future__ import annotations
 
@@ -7,19 +7,22 @@ import json
 import shlex
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
+import tomlkit
+
 from stackctl.clients.connection import ClientKey, Connection
 
-PROVIDER_ID = "stackctl"  # the provider's name in opencode and OpenClaw configs
+PROVIDER_ID = "stackctl"  # the provider's name in opencode, OpenClaw and Codex configs
+KEY_VARIABLE = "STACKCTL_API_KEY"  # where a client reads the key from its environment (Codex's env_key)
 
 
 @dataclass(frozen=True)
 class ClientConfig:
-    """One client's configuration: environment variables, or a JSON document merged into its
-    config file (`replace`: the key paths written whole, everything else merged)."""
+    """One client's configuration: environment variables, or a JSON (or TOML) document merged
+    into its config file (`replace`: the key paths written whole, everything else merged)."""
 
     client: str
     path: Path  # where --write puts it
@@ -28,20 +31,29 @@ class ClientConfig:
     document: Mapping[str, Any] = field(default_factory=dict)
     replace: tuple[tuple[str, ...], ...] = ()
     key: ClientKey | None = None
+    toml: bool = False  # the document is TOML (Codex's config.toml), not JSON
 
     def text(self, *, show_key: bool) -> str:
-        """What `connect` prints: export lines or JSON; the key masked unless `show_key`."""
+        """What `connect` prints: export lines, JSON or TOML; the key masked unless `show_key`."""
         masked = self if show_key or self.key is None else self._with_key_masked()
-        if masked.env:
-            return "\n".join(f"export {name}={shlex.quote(value)}" for name, value in masked.env.items())
-        return json.dumps(masked.document, indent=2)
+        exports = "\n".join(f"export {name}={shlex.quote(value)}" for name, value in masked.env.items())
+        if self.toml:
+            return tomlkit.dumps(masked.document) + (f"\n# and in the shell Codex runs from:\n{exports}" if exports else "")
+        return exports or json.dumps(masked.document, indent=2)
+
+    @property
+    def file_holds_key(self) -> bool:
+        """Whether what --write puts in the file holds the key (Codex reads it from the environment)."""
+        if self.key is None:
+            return False
+        return not self.document or self.key.value in json.dumps(self.document)
 
     def _with_key_masked(self) -> ClientConfig:
         assert self.key is not None
         secret, hidden = self.key.value, f"<key {self.key.name!r}: --show-key prints it>"
         env = {name: value.replace(secret, hidden) for name, value in self.env.items()}
         document = json.loads(json.dumps(self.document).replace(secret, hidden))
-        return ClientConfig(self.client, self.path, self.then, env, document, self.replace, self.key)
+        return replace(self, env=env, document=document)
 
 
 class ClientRecipe(ABC):

@@ -50,8 +50,9 @@ def connect(
     if write:
         written = write_client_config(config, path)
         verb = "created" if written.created else "updated"
-        console.print(f"{verb} {written.path} (owner-only: it holds key {connection.key.name!r}); then run: "
-                      f"{config.then}", markup=False)
+        private = (f"owner-only: it holds key {connection.key.name!r}" if config.file_holds_key
+                   else "owner-only; the key stays out of it")
+        console.print(f"{verb} {written.path} ({private}); then run: {config.then}", markup=False)
         return
     console.print(config.text(show_key=show_key), markup=False)
     err_console.print(f"# then: {config.then}   (--write puts it in {config.path})", markup=False)

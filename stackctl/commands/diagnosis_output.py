@@ -39,16 +39,22 @@ def explain_logs(console: Console, lines: Iterable[str], service: str, config: S
     tail = deque((line.rstrip("\n") for line in lines), maxlen=EXPLAIN_LOG_LINES)
     diagnosis = diagnose_service_log(service, tail, config)
     if diagnosis is None:
-        console.print(f"no known failure found in the last {len(tail)} lines of {service}'s log")
+        console.print(f"no error found in the last {len(tail)} lines of {service}'s log")
         return 0
     print_diagnosis(console, diagnosis)
     return 1 if diagnosis.severity is Severity.fatal else 0
 
 
 def print_diagnosis(console: Console, diagnosis: Diagnosis) -> None:
-    label = "[red]cause:[/red]" if diagnosis.severity is Severity.fatal else "[yellow]warning:[/yellow]"
+    if diagnosis.severity is not Severity.fatal:
+        label = "[yellow]warning:[/yellow]"
+    else:
+        # A known cause, or (no signature knows it) the error line that stopped the service. Not
+        # `error:`: that label is the command's own one-line failure, printed once, last.
+        label = "[red]cause:[/red]" if diagnosis.known else "[red]failure:[/red]"
     # soft_wrap: the terminal wraps, rich neither folds nor cuts, so the fix stays whole and copyable.
     # Log text is not markup: `[rank0]` prints as is.
     console.print(f"{label} {escape(diagnosis.summary)}", soft_wrap=True)
     console.print(f"[green]fix:[/green] {escape(diagnosis.fix.text)}", soft_wrap=True)
-    console.print(f"[dim]from the log line:[/dim] {escape(diagnosis.evidence)}", soft_wrap=True)
+    if diagnosis.evidence and not diagnosis.summary.endswith(diagnosis.evidence):
+        console.print(f"[dim]from the log line:[/dim] {escape(diagnosis.evidence)}", soft_wrap=True)

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Column, Table
 
 from stackctl.commands._shared import HostOption, RuntimeChoice, load_stack
@@ -43,11 +44,12 @@ def report_document(results: list[CheckResult]) -> dict:
 
 
 def render_table(results: list[CheckResult], console: Console) -> None:
-    # found and fix fold rather than end in "…": a fix is what the user copies.
-    table = Table("check", "status", Column("found", overflow="fold"), Column("fix", overflow="fold"),
+    # Three columns, so what a check found has the width an 80-column terminal leaves (beside a fix
+    # column it was folded mid-word); the fixes follow the table, each whole on its own line.
+    table = Table(Column("check", no_wrap=True), Column("status", no_wrap=True), Column("found", overflow="fold"),
                   show_lines=True)
     for result in results:
-        table.add_row(result.name, _STYLE[result.status], result.found, result.fix or "")
+        table.add_row(result.name, _STYLE[result.status], escape(result.found))
     console.print(table)
     failures = sum(result.status is Status.fail for result in results)
     warnings = sum(result.status is Status.warn for result in results)

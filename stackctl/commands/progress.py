@@ -97,6 +97,8 @@ class UpProgress:
             self.console.print(f"[green]✓[/green] {name} already running and healthy")
         elif event.kind == "restarting":
             self.console.print(f"[yellow]↻[/yellow] {name} was dead: restarting")
+        elif event.kind == "changed":
+            self.console.print(f"[yellow]↻[/yellow] {name} changed ({escape(event.detail)}): restarting")
         elif event.kind == "image-ready":
             self.console.print(f"[green]✓[/green] image {event.detail} ready")
         elif event.kind in ("building", "pulling"):

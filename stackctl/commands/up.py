@@ -42,16 +42,19 @@ def up(
         report_failed_start(err_console, failure)
         raise
     from stackctl.clients import RECIPES
-    from stackctl.usecases.connect import try_lines
+    from stackctl.usecases.connect import try_line
+    from stackctl.usecases.launch import launch_lines
 
     console.print("[green]all services healthy[/green]")
     console.print(f"endpoint: {endpoint.openai_base_url}  (model: {endpoint.model}, "
                   f"{endpoint.context_tokens}-token window)")
-    # Each line works as printed, in this shell, once KEY is set by the first (the key itself
-    # is never printed: it is read from .env).
+    # Each line works as printed, in this shell, on this machine: `launch` sets each agent up
+    # for the run (nothing written); curl needs KEY, set by the first line (the key itself is
+    # never printed: it is read from .env).
     invocation = cli_invocation(stack.layout)
     console.print(f"key:         KEY=$({invocation} connect key --show-key)", markup=False)
-    for name, line in try_lines(endpoint).items():
-        console.print(f"{name + ':':<12} {line}", markup=False)
-    console.print(f"other clients: {invocation} connect {'|'.join(RECIPES)} "
+    console.print(f"curl:        {try_line(endpoint)}", markup=False)
+    for title, line in launch_lines(invocation).items():
+        console.print(f"{title + ':':<12} {line}", markup=False)
+    console.print(f"other machines: {invocation} connect {'|'.join(RECIPES)} "
                   "[--write] (LAN address, key, model, context limits)", markup=False)

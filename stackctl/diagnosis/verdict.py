@@ -40,11 +40,49 @@ class Cause(str, Enum):
     attention_sinks_unsupported = "attention-sinks-unsupported"
     ptxas_unknown_arch = "ptxas-unknown-arch"
     cpu_attention_head_size = "cpu-attention-head-size"
+    cuda_forked_subprocess = "cuda-forked-subprocess"
     # ports, shared memory and the links between processes and nodes
     port_in_use = "port-in-use"
     shm_too_small = "shm-too-small"
     socket_interface = "socket-interface"
     ray_node_without_gpu = "ray-node-without-gpu"
+    harmony_vocab_offline = "harmony-vocab-offline"
+    # the container cannot start: Docker and the NVIDIA container runtime
+    container_cuda_requirement = "container-cuda-requirement"
+    no_gpu_runtime = "no-gpu-runtime"
+    gpu_driver_not_loaded = "gpu-driver-not-loaded"
+    driver_library_mismatch = "driver-library-mismatch"
+    wrong_architecture = "wrong-architecture"
+    image_pull_denied = "image-pull-denied"
+    docker_permission = "docker-permission"
+    docker_not_running = "docker-not-running"
+    docker_disk_full = "docker-disk-full"
+    mount_propagation = "mount-propagation"
+    # single requests to a running vLLM
+    request_context_overflow = "request-context-overflow"
+    system_message_position = "system-message-position"
+    tool_parser_failure = "tool-parser-failure"
+    chat_template_missing = "chat-template-missing"
+    # nginx and certbot
+    nginx_certificate_missing = "nginx-certificate-missing"
+    nginx_upstream_down = "nginx-upstream-down"
+    nginx_upstream_timeout = "nginx-upstream-timeout"
+    nginx_body_too_large = "nginx-body-too-large"
+    nginx_upstream_host_unknown = "nginx-upstream-host-unknown"
+    certbot_challenge_unreachable = "certbot-challenge-unreachable"
+    certbot_dns_missing = "certbot-dns-missing"
+    certbot_rate_limited = "certbot-rate-limited"
+    # Prometheus and Grafana
+    prometheus_storage_permission = "prometheus-storage-permission"
+    prometheus_storage_locked = "prometheus-storage-locked"
+    grafana_data_permission = "grafana-data-permission"
+    grafana_datasource_provisioning = "grafana-datasource-provisioning"
+    # supervisord (the native runtime)
+    supervisor_gave_up = "supervisor-gave-up"
+    supervisor_command_missing = "supervisor-command-missing"
+    supervisor_spawn_failed = "supervisor-spawn-failed"
+    # no signature knows it: the decisive error line and the remedy the log names (fallback.py)
+    unrecognised = "unrecognised"
 
 
 class Severity(str, Enum):
@@ -80,6 +118,11 @@ class Diagnosis:
     # Numbers and names read from the log (e.g. {"max_num_seqs": 1024, "blocks": 856}).
     values: Mapping[str, str | int | float] = field(default_factory=dict)
 
+    @property
+    def known(self) -> bool:
+        """A signature recognised the failure (else it is the fallback's reading of the log)."""
+        return self.cause is not Cause.unrecognised
+
     def one_line(self) -> str:
         return f"{self.summary}; fix: {self.fix.text}"
 
@@ -93,3 +136,8 @@ class DiagnosisContext:
     extra_args: tuple[str, ...] | None = None
     # Host port -> the stack.yaml key that sets it (e.g. 8000 -> "ports.vllm").
     port_keys: Mapping[int, str] = field(default_factory=dict)
+    # True: the service failed to start (a failed `up`), so the log's last error is fatal; None:
+    # unknown (`logs --explain` on a service that may be running).
+    failed: bool | None = None
+    # The runtime's one-line account of the failure ("vllm did not become healthy in 900 s").
+    failure: str | None = None

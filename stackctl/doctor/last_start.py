@@ -12,21 +12,19 @@ NAME = "last-start"
 
 def check_last_start(ctx: DoctorContext) -> CheckResult:
     # Imported here: the signatures compile ~60 patterns, which `stackctl --help` need not wait for.
-    from stackctl.diagnosis import Severity, diagnose_service_log
+    from stackctl.diagnosis import diagnose_service_log
     from stackctl.diagnosis.start_record import read_failed_start, stack_file_sha256
 
     record = read_failed_start(ctx.layout)
     if record is None:
         return ok(NAME, "no failed `up` recorded")
     when = _ago(time.time() - record.failed_at)
-    diagnosis = diagnose_service_log(record.service, record.log_tail, ctx.config)
+    # A failed start always gets a reading: a known failure, else its decisive error line.
+    diagnosis = diagnose_service_log(record.service, record.log_tail, ctx.config, failed=True,
+                                     failure=record.message)
     changed = record.stack_file_sha256 != stack_file_sha256(ctx.layout)
-    if diagnosis is None or diagnosis.severity is Severity.advisory:
-        # A warning alone is not what stopped the start: say so, and pass its fix on.
-        also = f"; the log also warns: {diagnosis.summary}" if diagnosis else ""
-        then = f"; also {diagnosis.fix.text}" if diagnosis else ""
-        return warn(NAME, f"`up` failed {when}: {record.message}; no known failure in its last log lines{also}",
-                    f"read the whole log: `stackctl logs {record.service}`{then}")
+    if diagnosis is None:  # nothing recorded at all
+        return warn(NAME, f"`up` failed {when}: {record.message}", f"read the whole log: `stackctl logs {record.service}`")
     found = f"`up` failed {when} ({record.service}): {diagnosis.summary}"
     if changed:
         return warn(NAME, f"{found}; stack.yaml changed since",

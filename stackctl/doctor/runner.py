@@ -9,6 +9,7 @@ from pathlib import Path
 from stackctl.doctor.context import DoctorContext
 from stackctl.doctor.docker import check_docker, check_mount_propagation
 from stackctl.doctor.engine import check_engine, check_engine_version
+from stackctl.doctor.entrypoint import check_vllm_entrypoint
 from stackctl.doctor.gpu import check_cuda_image, check_driver, check_gpu_visible
 from stackctl.doctor.last_start import check_last_start
 from stackctl.doctor.memory import check_unified_memory
@@ -19,6 +20,7 @@ from stackctl.doctor.network import (
     check_nginx_upstreams,
     check_ports,
 )
+from stackctl.doctor.request_failures import check_request_failures
 from stackctl.doctor.result import CheckResult, fail
 from stackctl.doctor.served_model import check_disk, check_model_fit
 from stackctl.doctor.topology import (
@@ -56,6 +58,8 @@ CHECKS: tuple[Check, ...] = (
     Check("cuda-image", check_cuda_image, needs=_ENGINE),
     # The engine against the model's architecture: before any download (table + image labels).
     Check("engine", check_engine, needs=_ENGINE),
+    # The image's ENTRYPOINT and the rendered command start vLLM's server once.
+    Check("vllm-entrypoint", check_vllm_entrypoint, needs=_VLLM),
     Check("docker", check_docker),
     Check("mount-propagation", check_mount_propagation),
     Check("disk", check_disk, needs=_ENGINE),
@@ -77,6 +81,8 @@ CHECKS: tuple[Check, ...] = (
     Check("engine-version", check_engine_version, fast=False, needs=_ENGINE),
     # History, not a host trap: `up` must not refuse to retry because the last try failed.
     Check("last-start", check_last_start, fast=False),
+    # The requests a running vLLM refused, per class, from its log: `doctor` only.
+    Check("request-failures", check_request_failures, fast=False, needs=_VLLM),
 )
 
 

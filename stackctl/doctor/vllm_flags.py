@@ -103,8 +103,10 @@ def _default_engine_python(ctx: DoctorContext) -> Path | None:
 
 
 def _engine_environment(ctx: DoctorContext) -> set[str]:
-    """VLLM_* names the engine will see: the profile's, and (native runtime) the user's own shell's."""
+    """VLLM_* names the engine will see: the profile's, stack.yaml's vllm.environment, and (native
+    runtime) the user's own shell's."""
     names = {key for key, _value in ctx.config.hardware_profile.vllm_environment} | {"VLLM_API_KEY"}
+    names |= set(ctx.config.vllm.environment)
     if ctx.runtime.inherits_shell_environment:
         names |= {key for key in ctx.facts.environ if key.startswith("VLLM_")}
     return names

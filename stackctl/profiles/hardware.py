@@ -67,6 +67,21 @@ HARDWARE_PROFILES: dict[str, HardwareProfile] = {
             gpu_memory_utilization=0.90,
         ),
         HardwareProfile(
+            name="h100",
+            description="NVIDIA H100 80 GB HBM3, sm_90 (measured by the GPU check, docs/gpu.md)",
+            memory_gb=80,
+            unified_memory=False,
+            sm="sm_90",
+            # Measured on an H100 80GB (driver 580, vLLM 0.24.0, CUDA graphs on, 2026-11-24): at 0.90
+            # vLLM held 73.7 of 81.6 GB and 7.7 GB stayed free; its CUDA graphs (0.33 GiB for 4 layers,
+            # ~1-2 GiB at a real model's depth) and the driver's share come out of that headroom.
+            # 0.92 gives the KV pool 1.6 GB more and still leaves about 6 GB.
+            gpu_memory_utilization=0.92,
+            # The batch budget the activation reserve of doctor's fit (3 GiB) is measured at: vLLM's
+            # non-KV share at 8192 tokens was 1.9 GiB (hidden 4096, a 151936-token vocabulary).
+            vllm_flags=("--max-num-batched-tokens", "8192"),
+        ),
+        HardwareProfile(
             name="dgx-spark",
             description="DGX Spark GB10, 128 GB unified LPDDR5X, sm_121",
             memory_gb=128,

@@ -26,6 +26,7 @@ from stackctl.proxy.metrics import ProxyMetrics
 from stackctl.proxy.model_router import ModelRouter
 from stackctl.proxy.openai.routes import OpenAIRoutes
 from stackctl.proxy.rate_limits import KeyLimiter
+from stackctl.proxy.responses.routes import RESPONSES_ROUTE, ResponsesRoutes
 from stackctl.proxy.route import RouteSpec, wrap
 from stackctl.proxy.settings import ProxySettings
 
@@ -64,6 +65,7 @@ def create_app(
     )
     anthropic = AnthropicRoutes(context)
     openai = OpenAIRoutes(context)
+    responses = ResponsesRoutes(context)
 
     async def health(request: Request) -> Response:
         return JSONResponse({"status": "ok"})
@@ -108,6 +110,7 @@ def create_app(
         RouteSpec("/v1/messages/count_tokens", anthropic_api, anthropic.count_tokens),
         RouteSpec("/v1/chat/completions", openai_api, openai.chat_completions, generates=True),
         RouteSpec("/v1/completions", openai_api, openai.completions, generates=True),
+        RouteSpec(RESPONSES_ROUTE, openai_api, responses.responses, generates=True),
         RouteSpec("/tokenize", openai_api, openai.tokenize),
         RouteSpec("/detokenize", openai_api, openai.detokenize),
     ]

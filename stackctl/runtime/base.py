@@ -24,9 +24,12 @@ from stackctl.services import Service, ServiceOutline
 
 if TYPE_CHECKING:
     from stackctl.diagnosis import Diagnosis
+    from stackctl.engine.invocation import VllmInvocation
 
 EventKind = Literal[
     "running", "starting", "restarting", "waiting", "healthy",
+    # Running, but stack.yaml or the engine changed what it runs: stopped and started again.
+    "changed",
     # Compose: the service's image is being built or pulled, then is there.
     "building", "pulling", "image-ready",
 ]
@@ -79,10 +82,13 @@ class ServiceStartFailed(ServiceFailed):
     """A service exited or missed its health gate; carries its log tail and what it diagnosed there."""
 
     def __init__(self, message: str, log_tail: list[str] | None = None, hint: str | None = None, *,
-                 service: str | None = None, diagnosis: Diagnosis | None = None) -> None:
+                 service: str | None = None, diagnosis: Diagnosis | None = None,
+                 start_output: list[str] | None = None) -> None:
         super().__init__(message)
         # None: the service never ran, so it has no log (e.g. its container could not be created).
         self.log_tail = log_tail
+        # What the runtime itself said when it could not start the service (Docker's error).
+        self.start_output = start_output
         self.service = service
         self.diagnosis = diagnosis
         self.hint = hint if hint is not None else (diagnosis.one_line() if diagnosis else None)
@@ -113,6 +119,10 @@ class Runtime(ABC):
     @abstractmethod
     def model_location(self, local_model: Path | None) -> ModelLocation:
         """Where vLLM finds a model served from a local directory (None: the Hugging Face id)."""
+
+    @abstractmethod
+    def vllm_invocation(self, image: str) -> VllmInvocation:
+        """How this runtime's vLLM is started: from `image` (Compose) or from its engine venv (native)."""
 
     @abstractmethod
     def acme_webroot(self) -> str:
@@ -180,6 +190,11 @@ class Runtime(ABC):
         """Whatever the named services need before they are rendered and started (an engine venv,
         a model): nothing by default."""
         return
+
+    def make_images_ready(self, project: RenderedProject, on_event: OnEvent = lambda _event: None) -> list[str]:
+        """Whatever images the rendered project runs, there before anything starts; returns those
+        that arrived (the vLLM service's start may read its image). None to make by default."""
+        return []
 
     def check_available(self) -> None:
         """Raise RuntimeUnavailable when this runtime cannot start anything here (by default it

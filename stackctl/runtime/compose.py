@@ -18,8 +18,9 @@ from pathlib import Path
 from python_on_whales import Container, DockerClient
 from python_on_whales.exceptions import DockerException
 
-from stackctl.diagnosis import DIAGNOSIS_LOG_LINES, diagnose_log, diagnose_service_log
+from stackctl.diagnosis import DIAGNOSIS_LOG_LINES, diagnose_service_log
 from stackctl.engine.demo_model import default_demo_model_dir
+from stackctl.engine.invocation import ImageStart, VllmInvocation, image_invocation
 from stackctl.errors import RuntimeUnavailable, StackError
 from stackctl.health import ProbeResult, probe, wait_until_healthy
 from stackctl.project import RenderedProject
@@ -67,6 +68,27 @@ class ComposeRuntime(Runtime):
             # The CPU image carries the demo model: nothing to generate or mount on the host.
             return ModelLocation(IMAGE_DEMO_MODEL_DIR)
         return ModelLocation(CONTAINER_MODEL_DIR, (f"{local_model}:{CONTAINER_MODEL_DIR}:ro",))
+
+    def vllm_invocation(self, image: str) -> VllmInvocation:
+        cpu_build = not self.config.hardware_profile.has_gpu
+        return image_invocation(image, self.image_start(image), cpu_build=cpu_build)
+
+    def image_start(self, image: str) -> ImageStart | None:
+        """How `image` starts (its ENTRYPOINT and labels) as Docker has it locally; None when it
+        is not here or no engine answers (`up` renders again when the vLLM image arrives)."""
+        known = self._image_starts.get(image)
+        if known is not None:
+            return known
+        try:
+            config = self.docker.image.inspect(image).config
+        except (DockerException, FileNotFoundError, ValueError):
+            return None
+        self._image_starts[image] = ImageStart(tuple(config.entrypoint or ()), dict(config.labels or {}))
+        return self._image_starts[image]
+
+    @cached_property
+    def _image_starts(self) -> dict[str, ImageStart]:
+        return {}
 
     def acme_webroot(self) -> str:
         return "/var/www/acme"  # data/acme, mounted by compose/nginx.yml and compose/certbot.yml
@@ -152,17 +174,22 @@ class ComposeRuntime(Runtime):
         if not self.docker.compose.is_installed():
             raise RuntimeUnavailable("Docker Compose v2 is missing: install the docker-compose-plugin package")
 
+    def make_images_ready(self, project: RenderedProject, on_event: OnEvent = lambda _event: None) -> list[str]:
+        """Build what stackctl builds and pull the rest (the project is written: Compose builds
+        from it), before anything starts; returns the images that arrived."""
+        self.check_available()
+        return ensure_images(self.docker, project.services, on_event)
+
     # -- up --------------------------------------------------------------------------------
 
     def up(self, project: RenderedProject, on_event: OnEvent = lambda _event: None) -> None:
-        """Make images ready, then start what is not running, a dependency wave at a time, each
-        service behind its gate (the project is written: docker-compose.yml is what Compose runs).
+        """Start what is not running, a dependency wave at a time, each service behind its gate
+        (the project is written and its images ready: docker-compose.yml is what Compose runs).
         On failure, remove the containers this call started and raise ServiceStartFailed."""
         self.check_available()
         services = project.services
         (self.layout.data / "acme").mkdir(parents=True, exist_ok=True)
         before = self._containers()
-        ensure_images(self.docker, services, on_event)
         started: list[Service] = []
         try:
             for wave in dependency_waves(services):
@@ -194,9 +221,11 @@ class ComposeRuntime(Runtime):
                                    quiet=True)
         except DockerException as error:
             output = docker_output(error)
-            raise ServiceStartFailed(f"{service.name}: `docker compose up` failed: {error_line(output)}",
-                                     log_tail=None, service=service.name,
-                                     diagnosis=diagnose_log(output.splitlines())) from None
+            account = f"{service.name}: `docker compose up` failed: {error_line(output)}"
+            # The container never ran: Docker's (or the NVIDIA runtime's) words are the log to read.
+            raise ServiceStartFailed(account, log_tail=None, service=service.name, start_output=output.splitlines(),
+                                     diagnosis=diagnose_service_log(service.name, output.splitlines(), self.config,
+                                                                    failed=True, failure=account)) from None
         container = self._containers().get(service.name)
         if container is None:
             raise ServiceStartFailed(f"{service.name}: Compose reported success but no container exists; "
@@ -209,7 +238,7 @@ class ComposeRuntime(Runtime):
         if service.health is None:
             time.sleep(0 if not fresh else SETTLE_S)
             if not watch.is_alive():
-                self._fail(service, f"{service.name} exited during start ({watch.why_dead()})")
+                self._fail(service, f"{service.name} exited during start ({watch.why_dead()})", watch)
             on_event(ServiceEvent(service, "healthy" if fresh else "running", detail="running"))
             return
         result = wait_until_healthy(
@@ -222,14 +251,20 @@ class ComposeRuntime(Runtime):
             on_event(ServiceEvent(service, "healthy" if fresh else "running", detail=result.detail))
             return
         if not watch.is_alive():
-            self._fail(service, f"{service.name} exited during start ({watch.why_dead()})")
+            self._fail(service, f"{service.name} exited during start ({watch.why_dead()})", watch)
         self._fail(service, f"{service.name} did not become healthy in {service.start_timeout:.0f} s "
-                            f"(last check: {result.detail})")
+                            f"(last check: {result.detail})", watch)
 
-    def _fail(self, service: Service, message: str) -> None:
+    def _fail(self, service: Service, message: str, watch: _ContainerWatch) -> None:
         log_tail = self._log_tail(service.name)
+        # A container Docker could not (re)start has no log of that: Docker's own error says why
+        # (the NVIDIA runtime's refusal, a missing device), so the diagnosis reads it too.
+        docker_error = watch.docker_error()
+        if docker_error:
+            log_tail = [*log_tail, f"docker: {docker_error}"]
         raise ServiceStartFailed(f"{message}; see `stackctl logs {service.name}`", log_tail, service=service.name,
-                                 diagnosis=diagnose_service_log(service.name, log_tail, self.config))
+                                 diagnosis=diagnose_service_log(service.name, log_tail, self.config, failed=True,
+                                                                failure=message))
 
     def _remove(self, names: list[str]) -> None:
         if not names:
@@ -342,6 +377,11 @@ class _ContainerWatch:
         if (container.restart_count or 0) > self.restarts_at_start:
             return f"it crashed and Docker restarted it {container.restart_count - self.restarts_at_start} time(s)"
         return f"exit code {container.state.exit_code}"
+
+    def docker_error(self) -> str:
+        """Docker's error for a container it could not start ("" when there is none)."""
+        container = self.last or self._inspect()
+        return str(container.state.error or "") if container else ""
 
     def docker_health(self) -> ProbeResult:
         """Docker's healthcheck verdict (a container without a healthcheck passes)."""

@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 from pydantic import ValidationError
 
 from stackctl.diagnosis import DIAGNOSIS_LOG_LINES, diagnose_service_log
+from stackctl.engine.invocation import VllmInvocation, venv_invocation
 from stackctl.engine.probe import probe_engine
 from stackctl.errors import StackError
 from stackctl.health import ProbeResult, probe, wait_until_healthy
@@ -80,6 +81,9 @@ class NativeRuntime(Runtime):
 
     def model_location(self, local_model: Path | None) -> ModelLocation:
         return ModelLocation(str(local_model) if local_model else None)
+
+    def vllm_invocation(self, image: str) -> VllmInvocation:
+        return venv_invocation(self.engine.python, cpu_build=not self.config.hardware_profile.has_gpu)
 
     def acme_webroot(self) -> str:
         return str(self.layout.data / "acme")
@@ -195,6 +199,15 @@ class NativeRuntime(Runtime):
         self._prepare_directories()
         services = project.services
         running = {service.name for service in services if self._is_running(service.name)}
+        # What stack.yaml (or the engine) changed since a running service started: it starts again
+        # with the new command, as Compose recreates a changed container; the rest are left alone.
+        changed = {service.name: why for service in services if service.name in running
+                   and (why := self._launch_change(service))}
+        for name, why in changed.items():
+            on_event(ServiceEvent(next(service for service in services if service.name == name), "changed",
+                                  detail=why))
+            self._stop(name)
+        running -= set(changed)
         to_start = [service for service in services if service.name not in running]
         self._preflight(to_start)
         generation = time.time()
@@ -211,7 +224,7 @@ class NativeRuntime(Runtime):
                             on_event(ServiceEvent(service, "running", detail=result.detail))
                             continue
                         self.supervisor.stop(service.name)  # alive but not serving: start it again
-                    was_dead = self.record(service.name) is not None
+                    was_dead = service.name not in changed and self.record(service.name) is not None
                     on_event(ServiceEvent(service, "restarting" if was_dead else "starting"))
                     self._forget(service.name)
                     started.append(service)
@@ -227,6 +240,24 @@ class NativeRuntime(Runtime):
                 self.supervisor.shutdown()  # nothing of this stack runs: nothing supervises either
             raise
 
+    def _launch_change(self, service: Service) -> str:
+        """What differs between the command a running service was started with and the one it
+        would start with now ("" when nothing does)."""
+        current = self._launch_spec(service.name)
+        if current is None or service.native is None:
+            return ""
+        wanted = self._declared_environment(service)
+        if list(service.native.argv) != current.argv:
+            return "its command"
+        names = sorted(name for name in set(wanted) | set(current.environment)
+                       if wanted.get(name) != current.environment.get(name))
+        # Names only: a value may be a secret reference.
+        return f"environment: {', '.join(names)}" if names else ""
+
+    def _declared_environment(self, service: Service) -> dict[str, str]:
+        assert service.native is not None
+        return {**environment_mapping(service.compose.get("environment")), **service.native.environment}
+
     def _launch_spec(self, name: str) -> LaunchSpec | None:
         try:
             return LaunchSpec.model_validate_json((self.layout.state / "launch" / f"{name}.json").read_text())
@@ -239,8 +270,8 @@ class NativeRuntime(Runtime):
         spec_file = self.layout.state / "launch" / f"{service.name}.json"
         log_file = self.layout.logs / f"{service.name}.log"
         if generation is not None or not spec_file.exists():
-            declared = {**environment_mapping(service.compose.get("environment")), **service.native.environment}
-            spec = LaunchSpec(service=service.name, argv=list(service.native.argv), environment=declared,
+            spec = LaunchSpec(service=service.name, argv=list(service.native.argv),
+                              environment=self._declared_environment(service),
                               env_file=str(self.layout.env_file), record_file=str(self._record_path(service.name)),
                               log_file=str(log_file), generation=generation or time.time())
             spec_file.parent.mkdir(parents=True, exist_ok=True)
@@ -287,9 +318,10 @@ class NativeRuntime(Runtime):
         log_tail = tail(log_file, DIAGNOSIS_LOG_LINES, offset)
         what = "exited during start" if exited else f"did not become healthy in {service.start_timeout:.0f} s"
         detail = "" if exited else f" (last check: {result.detail})"
+        account = f"{service.name} {what}{detail}"
         raise ServiceStartFailed(
-            f"{service.name} {what}{detail}; full log: {log_file}", log_tail, service=service.name,
-            diagnosis=diagnose_service_log(service.name, log_tail, self.config),
+            f"{account}; full log: {log_file}", log_tail, service=service.name,
+            diagnosis=diagnose_service_log(service.name, log_tail, self.config, failed=True, failure=account),
         )
 
     def _preflight(self, services: list[Service]) -> None:

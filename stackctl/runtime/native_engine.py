@@ -33,7 +33,7 @@ class NativeEngine:
     python: Path
     # Where it comes from, in the user's words: "engine.python in stack.yaml", "stackctl's CPU build", ...
     origin: str
-    # Variables the engine needs at serve time: its install's (a lean bundle's), then stack.yaml's.
+    # Variables the engine needs at serve time, as its install recorded them (a lean bundle's).
     environment: dict[str, str] = field(default_factory=dict)
     # The user's own interpreter (engine.python): stackctl installs nothing for it.
     brought: bool = False
@@ -68,8 +68,7 @@ def native_engine(config: StackConfig) -> NativeEngine:
         planned = plan_cuda_engine(config).vllm
     except Exception:  # noqa: BLE001 - no wheel serves the model: `up` and doctor say why
         planned = "none"
-    return NativeEngine(engine_python(gpu_engine_dir(planned)), f"not installed yet: `up` installs vLLM {planned}",
-                        dict(config.engine.environment))
+    return NativeEngine(engine_python(gpu_engine_dir(planned)), f"not installed yet: `up` installs vLLM {planned}")
 
 
 def installed_native_engine(config: StackConfig) -> NativeEngine | None:
@@ -78,15 +77,14 @@ def installed_native_engine(config: StackConfig) -> NativeEngine | None:
     build must be installed first. Plans nothing."""
     if config.engine.python:
         python = Path(config.engine.python).expanduser()
-        return NativeEngine(python, "engine.python in stack.yaml",
-                            {**_install_environment(python), **config.engine.environment}, brought=True)
+        return NativeEngine(python, "engine.python in stack.yaml", _install_environment(python), brought=True)
     if not uses_cuda_engine(config):
         python = engine_python(default_engine_dir())
-        return NativeEngine(python, "stackctl's vLLM CPU build", dict(config.engine.environment))
+        return NativeEngine(python, "stackctl's vLLM CPU build")
     installed = serving_gpu_engine(config)
     if installed is not None:
         return NativeEngine(installed.python, f"installed by stackctl ({installed.engine_dir.name})",
-                            {**installed.environment, **config.engine.environment})
+                            dict(installed.environment))
     return None
 
 

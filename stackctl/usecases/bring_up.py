@@ -95,12 +95,20 @@ def bring_up(stack: Stack, *, skip_checks: bool = False,
             on_event(WeightsStaged(staged))
     project = render_project(stack)
     project.write(stack.layout)
+    arrived = stack.runtime.make_images_ready(project, on_event)
+    vllm = next((service for service in project.services if service.name == "vllm"), None)
+    if vllm is not None and vllm.image in arrived:
+        # How vLLM starts depends on its image's ENTRYPOINT, which Docker tells only once the
+        # image is here: the one case rendered again (a fresh Stack, so nothing stale is reused).
+        stack = Stack(stack.layout, stack.config, stack.runtime)
+        project = render_project(stack)
+        project.write(stack.layout)
     try:
         stack.runtime.up(project, on_event)
     except ServiceStartFailed as failure:
         if failure.service:
             record_failed_start(stack.layout, service=failure.service, message=str(failure),
-                                log_tail=failure.log_tail or [], runtime=stack.runtime.name)
+                                log_tail=failure.log_tail or failure.start_output or [], runtime=stack.runtime.name)
         raise
     clear_failed_start(stack.layout)
     return endpoint_of(stack)

@@ -17,8 +17,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+import tomlkit
+from tomlkit.exceptions import TOMLKitError
+
 from stackctl.clients import ClientConfig, ClientKey, Connection
-from stackctl.clients.claude_code import claude_code_env
 from stackctl.envfile import read_env
 from stackctl.errors import ConfigError, StackError
 from stackctl.stack import Stack
@@ -69,17 +71,11 @@ def lan_address() -> str:
     return address if not address.startswith("0.") else "127.0.0.1"
 
 
-def try_lines(endpoint: Endpoint) -> dict[str, str]:
-    """One shell line per client that works as printed, once `KEY` holds a client key: what
-    `up` prints for this machine."""
+def try_line(endpoint: Endpoint) -> str:
+    """A curl request that works as printed on this machine once `KEY` holds a client key."""
     request = json.dumps({"model": endpoint.model, "messages": [{"role": "user", "content": "hi"}]})
-    env = claude_code_env(endpoint, "$KEY")
-    claude = " ".join(f"{name}={value if value == '$KEY' else shlex.quote(value)}" for name, value in env.items())
-    return {
-        "curl": f'curl -s {endpoint.openai_base_url}/chat/completions -H "Authorization: Bearer $KEY" '
-                f"-H 'content-type: application/json' -d {shlex.quote(request)}",
-        "Claude Code": f"{claude} claude",
-    }
+    return (f'curl -s {endpoint.openai_base_url}/chat/completions -H "Authorization: Bearer $KEY" '
+            f"-H 'content-type: application/json' -d {shlex.quote(request)}")
 
 
 # ---- writing ------------------------------------------------------------------------------------
@@ -95,7 +91,9 @@ def write_client_config(config: ClientConfig, path: Path | None = None) -> Writt
     """Merge the configuration into its file (created if missing), owner-only: it holds a key."""
     target = Path(path or config.path).expanduser()
     created = not target.exists()
-    if config.env and not config.document:
+    if config.toml:
+        body = _merged_toml("" if created else _read_text(target), target, config)
+    elif config.env and not config.document:
         body = "".join(f"{name}={shlex.quote(value)}\n" for name, value in config.env.items())
     else:
         existing = {} if created else _read_json(target)
@@ -106,6 +104,34 @@ def write_client_config(config: ClientConfig, path: Path | None = None) -> Writt
         os.fchmod(handle.fileno(), 0o600)
         handle.write(body)
     return Written(target, created)
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text()
+    except OSError as error:
+        raise ConnectError(f"cannot read {path} ({error}); pass --path for a file of its own") from None
+
+
+def _merged_toml(text: str, path: Path, config: ClientConfig) -> str:
+    """The document merged into the TOML file's own text: the user's comments, order and other
+    settings kept (tomlkit), the key paths in `replace` written whole."""
+    try:
+        existing = tomlkit.parse(text)
+    except TOMLKitError as error:
+        raise ConnectError(f"{path} is not valid TOML ({error}); fix it, or add the printed "
+                           "settings by hand") from None
+
+    def merge(into: Any, new: Mapping[str, Any], at: tuple[str, ...]) -> None:
+        for key, value in new.items():
+            here = (*at, key)
+            if isinstance(value, Mapping) and isinstance(into.get(key), Mapping) and here not in config.replace:
+                merge(into[key], value, here)
+            else:
+                into[key] = value
+
+    merge(existing, config.document, ())
+    return tomlkit.dumps(existing)
 
 
 def _read_json(path: Path) -> dict[str, Any]:

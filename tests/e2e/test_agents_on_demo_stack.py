@@ -1,6 +1,7 @@
 """Real coding agents against the demo stack's real vLLM engine (CPU, the tiny demo model), the
-way a user points them at it: the lines `up` prints, run as printed, and the configuration
-`stackctl connect --write` puts in their own files.
+way a user points them at it: the lines `up` prints, run as printed (`stackctl launch CLIENT`
+for Claude Code, Codex, opencode and OpenClaw: nothing written into their files), and the
+configuration `stackctl connect --write` puts in their own files.
 
 Claude Code's first request is ~35k tokens of the demo tokenizer with max_tokens 32000: the
 request that used to fail ("max_tokens=32000 cannot be greater than max_model_len=2048", then
@@ -35,14 +36,20 @@ def started(tmp_path_factory):  # type: ignore[no-untyped-def]
         yield demo, output
 
 
+LAUNCHED = {"Claude Code": "claude", "Codex": "codex", "opencode": "opencode", "OpenClaw": "openclaw"}
+# What `connect --write` would write: `launch` must leave each of these alone.
+CLIENT_FILES = {"claude": ".claude/settings.json", "codex": ".codex/config.toml",
+                "opencode": ".config/opencode/opencode.json", "openclaw": ".openclaw/openclaw.json"}
+
+
 def printed_lines(output: str) -> dict[str, str]:
-    """`up`'s client lines by their label ("key:", "curl:", "Claude Code:")."""
+    """`up`'s client lines by their label ("key:", "curl:", "Claude Code:", "Codex:", ...)."""
     lines = {}
     for line in output.splitlines():
         label, _, rest = line.partition(": ")
-        if label in ("key", "curl", "Claude Code"):
+        if label in ("key", "curl", *LAUNCHED):
             lines[label] = rest.strip()
-    assert set(lines) == {"key", "curl", "Claude Code"}, output
+    assert set(lines) == {"key", "curl", *LAUNCHED}, output
     return lines
 
 
@@ -58,6 +65,14 @@ def connect_write(stack: DemoStack, client: str, home: Path) -> None:
     assert stack.client_key not in result.stdout + result.stderr
 
 
+def connected(stack: DemoStack, client: str, tmp_path: Path) -> tuple[Path, Path]:
+    """A HOME whose client configuration `connect --write` made, and a folder to work in."""
+    home, work = tmp_path / "home", tmp_path / "work"
+    work.mkdir()
+    connect_write(stack, client, home)
+    return home, work
+
+
 def claude_turn(claude: InstalledClient, home: Path, work: Path, prompt: str, *flags: str,
                 **variables: str) -> dict:
     done = subprocess.run(
@@ -70,40 +85,114 @@ def claude_turn(claude: InstalledClient, home: Path, work: Path, prompt: str, *f
     return reply
 
 
-def test_the_lines_up_prints_work_as_printed(started, claude_code: InstalledClient, tmp_path: Path) -> None:
+def run_printed(started, title: str, args: str, client: InstalledClient, home: Path,
+                **variables: str) -> subprocess.CompletedProcess[str]:  # type: ignore[no-untyped-def]
+    """`up`'s line for a client, run as printed in a shell (KEY set by the printed key line
+    first) with `args` added, the client's folder on PATH and a HOME of its own, whose client
+    files `launch` must leave alone."""
     stack, output = started
     lines = printed_lines(output)
-    env = client_env(tmp_path, claude_code.executable.parent)
-    curl = subprocess.run(["bash", "-c", f"{lines['key']}; {lines['curl']}"], cwd=stack.root, env=env,
-                          capture_output=True, text=True, timeout=300, check=False)
+    home.mkdir(exist_ok=True)
+    done = subprocess.run(["bash", "-c", f"{lines['key']}; {lines[title]} {args}"], cwd=stack.root,
+                          env=client_env(home, *client.path, **variables), capture_output=True, text=True,
+                          timeout=600, check=False, stdin=subprocess.DEVNULL)  # fmt: skip
+    assert done.returncode == 0, f"{client.label}: {done.stdout[-2000:]}{done.stderr[-2000:]}"
+    assert stack.client_key not in done.stdout + done.stderr, client.label
+    written = home / CLIENT_FILES[LAUNCHED[title]]
+    assert not written.exists(), f"{client.label}: launch wrote {written}"
+    return done
+
+
+def test_the_curl_line_up_prints_works_as_printed(started, tmp_path: Path) -> None:
+    stack, output = started
+    lines = printed_lines(output)
+    curl = subprocess.run(["bash", "-c", f"{lines['key']}; {lines['curl']}"], cwd=stack.root,
+                          env=client_env(tmp_path), capture_output=True, text=True, timeout=300, check=False)
     assert curl.returncode == 0, curl.stderr
     assert json.loads(curl.stdout)["choices"][0]["message"]["role"] == "assistant", curl.stdout
-    claude = subprocess.run(
-        ["bash", "-c", f"{lines['key']}; {lines['Claude Code']} -p 'say hi' --output-format json"],
-        cwd=stack.root, env=env, capture_output=True, text=True, timeout=600, check=False,
-    )  # fmt: skip
-    assert claude.returncode == 0, f"{claude_code.label}: {claude.stdout[-2000:]}{claude.stderr[-2000:]}"
-    reply = json.loads(claude.stdout)
+
+
+def test_launch_claude_as_up_prints_it(started, claude_code: InstalledClient, tmp_path: Path) -> None:
+    done = run_printed(started, "Claude Code", "-p 'say hi' --output-format json", claude_code, tmp_path / "home")
+    reply = json.loads(done.stdout)
     assert reply["is_error"] is False, f"{claude_code.label}: {reply}"
     # Claude Code's whole prompt reached the model (it asked max_tokens 32000 on top of it).
     assert reply["usage"]["input_tokens"] > 30_000, reply["usage"]
 
 
+def test_launch_codex_as_up_prints_it(started, codex: InstalledClient, tmp_path: Path) -> None:
+    done = run_printed(started, "Codex", "exec --json --skip-git-repo-check 'say hi'", codex, tmp_path / "home")
+    events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    finished = [event for event in events if event.get("type") == "turn.completed"]
+    assert finished and finished[-1]["usage"]["input_tokens"] > 1000, f"{codex.label}: {events}"
+
+
+def test_launch_opencode_as_up_prints_it(started, opencode: InstalledClient, tmp_path: Path) -> None:
+    done = run_printed(started, "opencode", "run 'say hi' --format json --title demo", opencode, tmp_path / "home",
+                       OPENCODE_DISABLE_AUTOUPDATE="1", OPENCODE_DISABLE_MODELS_FETCH="1")
+    events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    assert not [event for event in events if event["type"] == "error"], f"{opencode.label}: {events}"
+    finished = [event["part"] for event in events if event["type"] == "step_finish"]
+    assert finished and finished[-1]["tokens"]["input"] > 1000, f"{opencode.label}: {events}"
+
+
+def test_launch_openclaw_as_up_prints_it(started, openclaw: InstalledClient, tmp_path: Path) -> None:
+    done = run_printed(started, "OpenClaw", "agent --local --message 'say hi' --json", openclaw, tmp_path / "home")
+    reply = json.loads(done.stdout)
+    assert reply["meta"]["agentMeta"]["provider"] == "stackctl", f"{openclaw.label}: {reply['meta']}"
+    assert reply["meta"]["agentMeta"]["contextTokens"] == 131072, f"{openclaw.label}: {reply['meta']}"
+
+
+def test_codex_with_the_configuration_connect_wrote(started, codex: InstalledClient, tmp_path: Path) -> None:
+    stack, _ = started
+    home, work = connected(stack, "codex", tmp_path)
+
+    def turn(*command: str) -> dict:
+        done = subprocess.run(
+            [str(codex.executable), "exec", "--json", "--skip-git-repo-check", *command],
+            env=client_env(home, STACKCTL_API_KEY=stack.client_key), cwd=work, capture_output=True, text=True,
+            timeout=600, check=False, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+        assert done.returncode == 0, f"{codex.label}: {done.stdout[-2000:]}{done.stderr[-2000:]}"
+        events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+        assert not [e for e in events if e.get("type") in ("error", "turn.failed")], f"{codex.label}: {events}"
+        finished = [event for event in events if event.get("type") == "turn.completed"]
+        assert finished and finished[-1]["usage"]["input_tokens"] > 1000, f"{codex.label}: {events}"
+        return finished[-1]["usage"]
+
+    turn("say hi")
+    # The session resumed: its next request extends the last, so vLLM's prefix cache serves it.
+    before = prefix_cache(stack)
+    turn("resume", "--last", "say more")
+    hits, queries = (after - earlier for after, earlier in zip(prefix_cache(stack), before, strict=True))
+    print(f"{codex.label}: resumed turn served {hits:.0f} of {queries:.0f} prompt tokens from the prefix cache")
+    assert hits / queries > 0.95, f"{codex.label}: the resumed turn reused only {hits:.0f} of {queries:.0f}"
+
+
+def test_openclaw_with_the_entry_connect_wrote(started, openclaw: InstalledClient, tmp_path: Path) -> None:
+    stack, _ = started
+    home, work = connected(stack, "openclaw", tmp_path)
+    done = subprocess.run(
+        [str(openclaw.executable), "agent", "--local", "--message", "say hi", "--json"],
+        env=client_env(home, *openclaw.path), cwd=work, capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, f"{openclaw.label}: {done.stdout[-2000:]}{done.stderr[-2000:]}"
+    meta = json.loads(done.stdout)["meta"]["agentMeta"]
+    assert (meta["provider"], meta["model"]) == ("stackctl", "tiny"), f"{openclaw.label}: {meta}"
+    assert meta["usage"]["input"] > 1000, f"{openclaw.label}: {meta}"
+
+
 def test_claude_code_with_the_configuration_connect_wrote(started, claude_code: InstalledClient,
                                                            tmp_path: Path) -> None:
     stack, _ = started
-    home, work = tmp_path / "home", tmp_path / "work"
-    work.mkdir()
-    connect_write(stack, "claude-code", home)
+    home, work = connected(stack, "claude-code", tmp_path)
     reply = claude_turn(claude_code, home, work, "say hi")
     assert list(reply["modelUsage"]) == ["tiny"], reply["modelUsage"]
 
 
 def test_opencode_with_the_configuration_connect_wrote(started, opencode: InstalledClient, tmp_path: Path) -> None:
     stack, _ = started
-    home, work = tmp_path / "home", tmp_path / "work"
-    work.mkdir()
-    connect_write(stack, "opencode", home)
+    home, work = connected(stack, "opencode", tmp_path)
     done = subprocess.run(
         [str(opencode.executable), "run", "say hi", "--format", "json", "--title", "demo"],
         env=client_env(home, OPENCODE_DISABLE_AUTOUPDATE="1", OPENCODE_DISABLE_MODELS_FETCH="1"),
@@ -132,9 +221,7 @@ def test_the_prefix_cache_survives_a_five_turn_session_resumed_the_next_day(
     started, claude_code: InstalledClient, tmp_path: Path
 ) -> None:
     stack, _ = started
-    home, work = tmp_path / "home", tmp_path / "work"
-    work.mkdir()
-    connect_write(stack, "claude-code", home)
+    home, work = connected(stack, "claude-code", tmp_path)
     turns = []
     for turn in range(1, 6):
         before = prefix_cache(stack)

@@ -3,11 +3,15 @@ tail and a hint where there is a log, and no container left behind."""
 
 from __future__ import annotations
 
+import json
 import socket
+import subprocess
 
 import pytest
+import yaml
 
 from tests.support.cli import error_line
+from tests.support.local_images import image_exists
 from tests.support.stacks import (
     DemoStack,
     make_compose_stack,
@@ -84,3 +88,27 @@ def test_a_gpu_stack_on_an_engine_without_nvidia_runtime_is_refused_before_start
     assert "nvidia-runtime" in result.stderr and "gpu-exporter, vllm ask Docker for GPUs" in result.stderr
     assert "nvidia-ctk runtime configure" in result.stderr
     assert project_containers(stack) == []
+
+
+def test_docker_refusing_a_gpu_container_is_diagnosed_with_the_runtime_fix(compose_stack):
+    # The real engine here has no NVIDIA runtime: with the checks skipped, Docker itself refuses
+    # the first container that asks for a GPU, and that refusal (no log exists) is what is read.
+    cpu = compose_stack()
+    assert cpu.cli("render").returncode == 0
+    image = yaml.safe_load((cpu.root / "docker-compose.yml").read_text())["services"]["vllm"]["image"]
+    if not image_exists(image):
+        subprocess.run(["docker", "compose", "build", "vllm"], cwd=cpu.root, check=True, capture_output=True,
+                       timeout=3600)
+    # Monitoring off: a GPU host would also run gpu-exporter, whose image this offline engine lacks.
+    stack = compose_stack(hardware="generic", model="tiny", images={"vllm": image}, services={"monitoring": False})
+    result = stack.cli("up", "--skip-checks", timeout=900)
+    assert result.returncode == 1, result.stdout[-2000:]
+    # Compose's `gpus: all` asks with no capability named: `capabilities: []` (older: `[[gpu]]`).
+    assert 'could not select device driver "" with capabilities: [' in error_line(result)
+    assert "cause: Docker has no NVIDIA runtime" in result.stderr
+    assert "fix: install the NVIDIA Container Toolkit" in result.stderr and "nvidia-ctk runtime configure" in result.stderr
+    assert project_containers(stack) == []
+    doctor = json.loads(stack.cli("doctor", "--json").stdout)
+    last = next(check for check in doctor["checks"] if check["name"] == "last-start")
+    assert last["status"] == "fail" and "Docker has no NVIDIA runtime" in last["found"], last
+    assert "nvidia-ctk runtime configure" in last["fix"]

@@ -15,7 +15,7 @@ def demo_stack(tmp_path):
 
 def test_printed_configs_hide_the_key_unless_asked(tmp_path):
     key = demo_stack(tmp_path)
-    for client in ("claude-code", "opencode", "openclaw", "openai", "anthropic"):
+    for client in ("claude-code", "opencode", "openclaw", "codex", "openai", "anthropic"):
         hidden = run_cli("connect", client, "--host", "127.0.0.1", cwd=tmp_path)
         assert hidden.returncode == 0, hidden.stderr
         assert key not in hidden.stdout + hidden.stderr

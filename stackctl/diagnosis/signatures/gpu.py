@@ -56,11 +56,22 @@ def _no_kernel_image(evidence: Evidence) -> Diagnosis:
 
 _QUANT = re.compile(r"quantization method (?P<method>\w+) is not supported for the current GPU\. "
                     r"Minimum capability: (?P<minimum>\d+)\. Current capability: (?P<current>\d+)")
+# compressed-tensors' check, raised as a tuple of strings: ('Quantization scheme is not supported for ',
+# 'the current GPU. Min capability: 80. ', 'Current capability: 75.')
+_SCHEME = re.compile(r"Quantization scheme is not supported for \W+the current GPU\. Min capability: (?P<minimum>\d+)"
+                     r"\. \W+Current capability: (?P<current>\d+)")
 
 
 def _quantization_unsupported(evidence: Evidence) -> Diagnosis:
-    values = evidence.read(_QUANT)
+    values = evidence.read(_QUANT) or evidence.read(_SCHEME)
+    scheme = "method" not in values and bool(values)
     method = values.get("method") or ("fp8" if "fp8" in evidence.line.lower() else "mxfp4")
+    if scheme:
+        summary = (f"the model's quantization scheme needs compute capability {values['minimum']}; this GPU has "
+                   f"{values['current']}")
+        return found(evidence, Cause.quantization_unsupported, summary,
+                     Fix("pick a model profile whose weights this GPU runs (`model:` in stack.yaml; `stackctl "
+                         "profiles`): a BF16/FP16 one, or AWQ/GPTQ on older GPUs", key="model"))
     if values:
         summary = (f"{method} weights need compute capability {values['minimum']}; this GPU has "
                    f"{values['current']}")
@@ -83,6 +94,14 @@ def _attention_sinks_unsupported(evidence: Evidence) -> Diagnosis:
                  Fix("add --attention-backend TRITON_ATTN to vllm.extra_args (older engines: set "
                      "VLLM_ATTENTION_BACKEND=TRITON_ATTN in vLLM's environment, and unset it if it names FLASHINFER)",
                      key="vllm.extra_args", flag="--attention-backend", value="TRITON_ATTN"))
+
+
+def _cuda_forked_subprocess(evidence: Evidence) -> Diagnosis:
+    return found(evidence, Cause.cuda_forked_subprocess,
+                 "CUDA was initialised before vLLM forked its worker processes, and a forked child cannot use it",
+                 Fix("start the workers with spawn: VLLM_WORKER_MULTIPROC_METHOD: spawn under vllm.environment in "
+                     "stack.yaml, then `stackctl up`", key="vllm.environment", env="VLLM_WORKER_MULTIPROC_METHOD",
+                     value="spawn"))
 
 
 def _ptxas_unknown_arch(evidence: Evidence) -> Diagnosis:
@@ -113,12 +132,14 @@ SIGNATURES: tuple[Signature, ...] = (
     signature(Cause.no_kernel_image, r"no kernel image is available for execution on the device", _no_kernel_image),
     signature(Cause.no_kernel_image, r"Found GPU\d+ .+ which is of cuda capability", _no_kernel_image, ADVISORY),
     signature(Cause.quantization_unsupported,
-              r"quantization method \w+ is not supported for the current GPU|type fp8e4nv not supported in this "
+              r"quantization method \w+ is not supported for the current GPU|Quantization scheme is not supported for"
+              r"|type fp8e4nv not supported in this "
               r"architecture|Feature '\.tile::scatter4' not supported on \.target 'sm_121a?'",
               _quantization_unsupported),
     signature(Cause.attention_sinks_unsupported,
               r"does not support attention sinks|attention sinks not supported|sink setting not supported"
               r"|Sinks are only supported in FlashAttention 3", _attention_sinks_unsupported),
+    signature(Cause.cuda_forked_subprocess, r"Cannot re-initialize CUDA in forked subprocess", _cuda_forked_subprocess),
     signature(Cause.ptxas_unknown_arch, r"ptxas(?:-blackwell)? fatal\s*: Value 'sm_\w+' is not defined",
               _ptxas_unknown_arch),
     signature(Cause.cpu_attention_head_size,

@@ -155,6 +155,7 @@ SIGNATURES: tuple[Signature, ...] = (
               _free_memory_below_target),
     signature(Cause.kv_cache_too_small,
               r"is larger than the maximum number of tokens that can be stored in KV cache"
-              r"|KV cache is needed, which is larger than the available KV cache memory", _kv_cache_too_small),
+              r"|KV cache is needed, which is larger than the available KV cache memory"
+              r"|To serve at least one request with the models?'s+ max seq len", _kv_cache_too_small),
     signature(Cause.mamba_cache_overflow, r"exceeds available Mamba cache blocks", _mamba_cache_overflow),
 )

@@ -74,7 +74,8 @@ def _disk_full(evidence: Evidence) -> Diagnosis:
                  **({"needed_mb": float(values["needed"]), "free_mb": float(values["free"])} if values else {}))
 
 
-_REMOTE_CODE_MODEL = re.compile(r"(?:Loading (?P<a>\S+) requires|The repository for (?P<b>\S+) contains custom code)")
+_REMOTE_CODE_MODEL = re.compile(r"(?:Loading (?P<a>\S+) requires|The repository (?:for )?(?P<b>\S+) contains custom code)",
+                                re.IGNORECASE)
 
 
 def _trust_remote_code(evidence: Evidence) -> Diagnosis:
@@ -111,6 +112,16 @@ def _unknown_architecture(evidence: Evidence) -> Diagnosis:
                      "(`stackctl profiles`)", key="images.vllm"), architecture=name)
 
 
+def _harmony_vocab_offline(evidence: Evidence) -> Diagnosis:
+    return found(evidence, Cause.harmony_vocab_offline,
+                 "the tokenizer's tiktoken vocabulary (gpt-oss's harmony encoding: o200k_base) could not be downloaded "
+                 "from openaipublic.blob.core.windows.net: this host has no route to it",
+                 Fix("put o200k_base.tiktoken and cl100k_base.tiktoken in a directory vLLM can read (under Compose, one "
+                     "it mounts, e.g. the model directory) and point TIKTOKEN_ENCODINGS_BASE at it under "
+                     "vllm.environment in stack.yaml (`vllm: {environment: {TIKTOKEN_ENCODINGS_BASE: /DIR}}`)",
+                     key="vllm.environment", env="TIKTOKEN_ENCODINGS_BASE"))
+
+
 SIGNATURES: tuple[Signature, ...] = (
     signature(Cause.gated_model,
               r"Cannot access gated repo|You are trying to access a gated repo|GatedRepoError|is restricted\. You must"
@@ -122,8 +133,11 @@ SIGNATURES: tuple[Signature, ...] = (
     signature(Cause.disk_full, r"No space left on device|\[Errno 28\]|StorageFull", _disk_full),
     signature(Cause.disk_full, r"Not enough free disk space to download the file", _disk_full, CONSEQUENCE),
     signature(Cause.trust_remote_code,
-              r"set the option `?trust_remote_code=True|passing the argument `trust_remote_code=True`",
+              r"set the option [`'\"]?trust_remote_code=True|passing the argument `trust_remote_code=True`"
+              r"|contains custom code which must be executed",
               _trust_remote_code),
+    signature(Cause.harmony_vocab_offline,
+              r"error downloading or loading vocab file|openaipublic\.blob\.core\.windows\.net", _harmony_vocab_offline),
     signature(Cause.unknown_architecture,
               r"Model architectures \[.*\] are not supported for now|Error in inspecting model architecture"
               r"|but Transformers does not recognize this architecture", _unknown_architecture),

@@ -10,7 +10,10 @@ from __future__ import annotations
 import json
 import re
 
-_WINDOW = re.compile(r"maximum context length is (?P<window>\d+) tokens")
+_WINDOW = re.compile(r"maximum context length is (?P<window>\d+) tokens|maximum model length of (?P<model>\d+)")
+# The engine's wording when the prompt alone is too long: "The decoder prompt (length 10127) is
+# longer than the maximum model length of 8192", "Prompt length of 9000 is longer than ...".
+_PROMPT_LENGTH = re.compile(r"(?:prompt \(length |Prompt length of )(?P<prompt>\d+)")
 _REQUESTED = re.compile(
     r"requested (?P<requested>\d+) tokens \((?P<prompt>\d+) in the messages, (?P<completion>\d+) in the completion\)")
 _PROMPT_ONLY = re.compile(r"your (?:prompt contains (?:at least )?|messages resulted in )(?P<prompt>\d+)")
@@ -18,6 +21,8 @@ _MAX_TOKENS_TOO_LARGE = re.compile(r"'max_tokens' or 'max_completion_tokens' is 
 _UNKNOWN_MODEL = re.compile(r"The model `(?P<name>[^`]*)` does not exist")
 _SYSTEM_NOT_FIRST = re.compile(r"System message must be at the beginning", re.IGNORECASE)
 _AUTO_TOOL_CHOICE = re.compile(r"tool choice requires --enable-auto-tool-choice")
+_ROLES_ALTERNATE = re.compile(r"roles must alternate user/assistant", re.IGNORECASE)
+_NO_CHAT_TEMPLATE = re.compile(r"default chat template is no longer allowed")
 
 _WINDOW_KEY = "vllm.max_model_len in stack.yaml"
 
@@ -34,7 +39,7 @@ def hint_for_backend_error(status: int, body: str | bytes) -> str | None:
         return None
     message = error_message(body)
     return (_context_overflow(message) or _unknown_model(message) or _system_not_first(message)
-            or _auto_tool_choice(message))
+            or _roles_alternate(message) or _auto_tool_choice(message) or _no_chat_template(message))
 
 
 def error_message(body: str | bytes) -> str:
@@ -68,7 +73,7 @@ def _context_overflow(message: str) -> str | None:
     window = _WINDOW.search(message)
     if window is None:
         return None
-    size = int(window["window"])
+    size = int(window["window"] or window["model"])
     requested = _REQUESTED.search(message)
     if requested:
         prompt, completion = int(requested["prompt"]), int(requested["completion"])
@@ -80,7 +85,7 @@ def _context_overflow(message: str) -> str | None:
                     f"window: lower max_tokens to {size - prompt} or less, or compact the conversation")
         return (f"the conversation ({prompt} tokens) is longer than the {size}-token window: compact or trim it "
                 f"(Claude Code: /compact), or raise {_WINDOW_KEY} if the model allows more")
-    prompt_only = _PROMPT_ONLY.search(message)
+    prompt_only = _PROMPT_ONLY.search(message) or _PROMPT_LENGTH.search(message)
     length = f" ({prompt_only['prompt']} tokens)" if prompt_only else ""
     return (f"the conversation{length} does not fit the {size}-token window: compact or trim it (Claude Code: "
             f"/compact), or raise {_WINDOW_KEY} if the model allows more")
@@ -107,3 +112,20 @@ def _auto_tool_choice(message: str) -> str | None:
         return None
     return ("vLLM was started without --enable-auto-tool-choice and --tool-call-parser: stackctl adds both from the "
             "model profile; check that vllm.extra_args does not replace them, then `stackctl up`")
+
+
+def _roles_alternate(message: str) -> str | None:
+    if not _ROLES_ALTERNATE.search(message):
+        return None
+    return ("this model's chat template wants at most one system message, first, then user and assistant turns "
+            "strictly alternating: merge the system messages into the first one and consecutive messages of one "
+            "role into one (or the operator gives vLLM a template that accepts them: --chat-template in "
+            "vllm.extra_args)")
+
+
+def _no_chat_template(message: str) -> str | None:
+    if not _NO_CHAT_TEMPLATE.search(message):
+        return None
+    return ("the served model has no chat template, so it cannot answer chat requests: the operator gives vLLM one "
+            "(--chat-template in vllm.extra_args in stack.yaml) or serves the model's instruct variant; "
+            "completions (/v1/completions) work without one")

@@ -216,10 +216,14 @@ class FittedCalls:
         return count if isinstance(count, int) else None
 
 
+# Where a request asks for its output budget: chat, legacy completions, the Responses API.
+_OUTPUT_FIELDS = ("max_completion_tokens", "max_tokens", "max_output_tokens")
+
+
 def _payload_encoder(body: bytes, payload: dict[str, Any]) -> Callable[[int | None], bytes]:
     """The pass-through body with the output budget set in the field the client used; the
     client's bytes as they came when nothing changes."""
-    field = "max_completion_tokens" if "max_completion_tokens" in payload else "max_tokens"
+    field = next((name for name in _OUTPUT_FIELDS if name in payload), "max_tokens")
     original = payload.get(field)
 
     def encode(max_tokens: int | None) -> bytes:
@@ -236,7 +240,7 @@ def _content_type(headers: Any) -> str:
 
 def asked_output(payload: dict[str, Any]) -> int | None:
     """The output budget an OpenAI client asked for (None: not given, or not a number)."""
-    for field in ("max_completion_tokens", "max_tokens"):
+    for field in _OUTPUT_FIELDS:
         value = payload.get(field)
         if isinstance(value, int) and not isinstance(value, bool) and value > 0:
             return value

@@ -38,6 +38,12 @@ _REQUEST_HAS = re.compile(r"your request has (?P<prompt>\d+) input tokens")
 _INPUT_LENGTH = re.compile(
     r"Input length \((?P<prompt>\d+)\) exceeds model's maximum context length \((?P<window>\d+)\)"
 )
+# vLLM 0.9-0.10 (multimodal-aware check): "The decoder prompt (length P) is longer than the maximum
+# model length of W"; older: "Prompt length of P is longer than the maximum model length of W"
+_PROMPT_LONGER = re.compile(
+    r"(?:prompt \(length |Prompt length of )(?P<prompt>\d+)\)? is longer than the maximum model length of "
+    r"(?P<window>\d+)"
+)
 
 
 @dataclass(frozen=True)
@@ -62,6 +68,9 @@ def read_window_refusal(status: int, body: str | bytes) -> WindowRefusal | None:
     found = _OUTPUT_OVER_WINDOW.search(message)
     if found:
         return WindowRefusal(False, int(found["window"]), None)
+    found = _PROMPT_LONGER.search(message)
+    if found:
+        return WindowRefusal(True, int(found["window"]), int(found["prompt"]))
     window = _WINDOW.search(message)
     size = int(window["window"]) if window else None
     if _OUTPUT_TOO_LARGE.search(message):

@@ -20,6 +20,7 @@ import pytest
 
 from stackctl.clients import ClientKey, Connection, client_config
 from stackctl.clients.claude_code import claude_code_env
+from stackctl.clients.recipe import KEY_VARIABLE
 from stackctl.proxy.settings import ProxySettings
 from stackctl.usecases.connect import write_client_config
 from tests.support.npm_clients import InstalledClient
@@ -124,3 +125,72 @@ def test_opencode_runs_the_models_bash_call_and_answers(
     assert_each_request_extends_the_last([first, second], label)
     # opencode asks limit.output (connect: a quarter of the window); the proxy fits it.
     assert first["max_tokens"] == backend.window // 4 and second["max_tokens"] <= backend.window // 4, label
+
+
+def test_codex_runs_the_models_shell_call_and_answers(
+    codex: InstalledClient, fresh_proxy: RunningProxy, backend: ScriptedBackend, tmp_path: Path
+) -> None:
+    key = uuid.uuid4().hex[:10]
+    backend.script(key, [
+        Turn(reasoning="The user wants the marker.", tool_calls=(("exec_command", {"cmd": MARKER_COMMAND}),)),
+        Turn(text="The command printed marker-42."),
+    ])
+    home, work = tmp_path / "home", tmp_path / "work"
+    work.mkdir()
+    write_client_config(client_config(connection(fresh_proxy, backend), "codex", home=home))
+    env = {"PATH": os.environ["PATH"], "HOME": str(home), KEY_VARIABLE: ALICE_KEY}
+    # No sandbox: a test container may not allow the namespaces Codex's sandbox needs.
+    done = subprocess.run(
+        [str(codex.executable), "exec", "--json", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox",
+         f"script:{key} run the marker command"],
+        env=env, cwd=work, capture_output=True, text=True, timeout=300, check=False, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    label = codex.label
+    assert done.returncode == 0, f"{label}: {done.stdout[-2000:]}{done.stderr[-2000:]}"
+    events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    items = [event["item"] for event in events if event.get("type") == "item.completed"]
+    command = next(item for item in items if item.get("type") == "command_execution")
+    assert command["aggregated_output"].strip() == "marker-42" and command["exit_code"] == 0, label
+    assert [item["text"] for item in items if item.get("type") == "agent_message"] == ["The command printed marker-42."]
+    first, second = backend.script_requests(key)
+    # Codex ran the command here and sent its output back, after the model's call and reasoning.
+    new = second["input"][len(first["input"]):]
+    assert [item["type"] for item in new] == ["reasoning", "function_call", "function_call_output"], label
+    assert new[0]["content"] == [{"type": "reasoning_text", "text": "The user wants the marker."}], label
+    assert "marker-42" in new[2]["output"], label
+    assert second["tools"] == first["tools"], f"{label}: the tools changed between turns"
+    assert json.dumps(second["input"][: len(first["input"])]) == json.dumps(first["input"]), label
+    # What Codex sends that the proxy had to handle: namespaced tools reach the model flat.
+    assert {tool["type"] for tool in first["tools"]} <= {"function", "web_search", "custom"}, label
+    assert any("__" in tool.get("name", "") for tool in first["tools"]), f"{label}: no namespaced tool"
+    assert first["model"] == SERVED_MODEL and first["stream"] is True, label
+
+
+def test_openclaw_runs_the_models_exec_call_and_answers(
+    openclaw: InstalledClient, fresh_proxy: RunningProxy, backend: ScriptedBackend, tmp_path: Path
+) -> None:
+    key = uuid.uuid4().hex[:10]
+    backend.script(key, [
+        Turn(tool_calls=(("exec", {"command": MARKER_COMMAND, "title": "Print the marker"}),)),
+        Turn(text="The command printed marker-42."),
+    ])
+    home, work = tmp_path / "home", tmp_path / "work"
+    work.mkdir()
+    write_client_config(client_config(connection(fresh_proxy, backend), "openclaw", home=home))
+    path = os.pathsep.join([*map(str, openclaw.path), os.environ["PATH"]])
+    # --local: the embedded agent, no gateway; it runs the exec call itself, unprompted.
+    done = subprocess.run(
+        [str(openclaw.executable), "agent", "--local", "--message", f"script:{key} run the marker command", "--json"],
+        env={"PATH": path, "HOME": str(home)}, cwd=work, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    label = openclaw.label
+    assert done.returncode == 0, f"{label}: {done.stdout[-2000:]}{done.stderr[-2000:]}"
+    reply = json.loads(done.stdout)
+    assert [payload["text"] for payload in reply["payloads"]] == ["The command printed marker-42."], label
+    assert reply["meta"]["agentMeta"]["contextTokens"] == backend.window, label  # connect's contextWindow
+    first, second = backend.script_requests(key)
+    tool = next(message for message in second["messages"] if message["role"] == "tool")
+    assert tool["content"].strip() == "marker-42", label
+    # What OpenClaw sends: maxTokens as max_completion_tokens (connect: a quarter of the window).
+    assert first["max_completion_tokens"] == backend.window // 4, label
+    assert first["tools"] == second["tools"], label

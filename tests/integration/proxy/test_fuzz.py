@@ -1,4 +1,4 @@
-"""Property-based fuzzing of the four body-reading routes (hypothesis, deterministic).
+"""Property-based fuzzing of the five body-reading routes (hypothesis, deterministic).
 
 Over 10,000 generated requests, sent over one kept-alive connection to a real
 `stackctl proxy serve` process (its own process, so its log and its memory are its alone) in
@@ -102,6 +102,27 @@ RICH: dict[str, dict[str, Any]] = {
         ],
     },
     "/v1/completions": VALID["/v1/completions"],
+    # What Codex sends: namespaced tools, reasoning (encrypted too), calls and their outputs.
+    "/v1/responses": {
+        "model": "gpt-4o",
+        "stream": False,
+        "max_output_tokens": 32,
+        "tools": [
+            {"type": "function", "name": "exec_command", "parameters": {}},
+            {"type": "namespace", "name": "ns", "tools": [{"type": "function", "name": "f", "parameters": {}}]},
+            {"type": "web_search", "external_web_access": False},
+        ],
+        "tool_choice": {"type": "function", "name": "f"},
+        "include": ["reasoning.encrypted_content"],
+        "input": [
+            {"type": "message", "role": "developer", "content": [{"type": "input_text", "text": "Be terse."}]},
+            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "scenario:text"}]},
+            {"type": "reasoning", "summary": [{"type": "summary_text", "text": "hm"}], "encrypted_content": "x"},
+            {"type": "function_call", "call_id": "c1", "name": "f", "namespace": "ns", "arguments": "{}"},
+            {"type": "function_call_output", "call_id": "c1", "output": "ok"},
+            {"role": "user", "content": "scenario:text"},
+        ],
+    },
 }
 RICH["/v1/messages/count_tokens"] = {
     key: value for key, value in RICH["/v1/messages"].items() if key != "max_tokens"

@@ -14,6 +14,7 @@ ROUTES = {
     "/v1/messages/count_tokens": ANTHROPIC,
     "/v1/chat/completions": OPENAI,
     "/v1/completions": OPENAI,
+    "/v1/responses": OPENAI,  # the Responses API's errors have OpenAI's shape
 }
 _USER = [{"role": "user", "content": "scenario:text"}]
 VALID: dict[str, dict[str, Any]] = {
@@ -21,6 +22,7 @@ VALID: dict[str, dict[str, Any]] = {
     "/v1/messages/count_tokens": {"model": "claude-x", "messages": _USER},
     "/v1/chat/completions": {"model": "gpt-4o", "messages": _USER},
     "/v1/completions": {"model": "gpt-4o", "prompt": "scenario:text", "max_tokens": 16},
+    "/v1/responses": {"model": "gpt-4o", "input": _USER, "max_output_tokens": 16},
 }
 
 
@@ -54,6 +56,9 @@ def check_success(route: str, reply: Reply) -> None:
         text = reply.body.decode()
         if ROUTES[route] == ANTHROPIC:
             assert "event: message_stop" in text or "event: error" in text, text[-300:]
+        elif route == "/v1/responses":
+            last = text.rstrip().rsplit("\n\n", 1)[-1]
+            assert last.startswith(("event: response.completed", "event: response.failed")), text[-300:]
         else:
             assert text.rstrip().endswith("data: [DONE]"), text[-300:]
         return
@@ -62,5 +67,7 @@ def check_success(route: str, reply: Reply) -> None:
         assert payload["type"] == "message" and payload["content"] is not None
     elif route == "/v1/messages/count_tokens":
         assert isinstance(payload["input_tokens"], int)
+    elif route == "/v1/responses":
+        assert payload["object"] == "response" and payload["output"], payload
     else:
         assert payload["choices"], payload

@@ -5,6 +5,7 @@ tests/data/vllm_streams/NAME.sse (streamed) or NAME.json; `delay=SECONDS` waits 
 first byte (a long prefill), `pace=SECONDS` waits between events; `scenario:hang` streams
 forever until the client leaves; `scenario:flood` streams FLOOD_BYTES of text deltas as fast
 as the reader takes them, counting what it sent in `flood_sent` (the slow-reader test).
+`/v1/responses` answers as vLLM's Responses endpoint does (scripted_responses.py).
 `python -m tests.support.proxy.scripted_backend PORT` serves it as a process of its own
 (the fault tests kill it). Every request body is recorded for assertions.
 
@@ -35,6 +36,7 @@ from typing import Any
 
 from starlette.types import Receive, Scope, Send
 
+from tests.support.proxy import scripted_responses as responses
 from tests.support.proxy.servers import answer_lifespan
 
 STREAMS = Path(__file__).resolve().parents[2] / "data" / "vllm_streams"
@@ -61,6 +63,7 @@ class Turn:
     text: str = ""
     tool_calls: tuple[tuple[str, dict[str, Any]], ...] = ()
     completion_tokens: int = 7
+    reasoning: str = ""  # streamed first, as a reasoning item (the Responses API only)
 
 
 class BackendCrash(Exception):
@@ -160,7 +163,7 @@ class ScriptedBackend:
             await _json(
                 send, 200, {"count": len(rendered) // 4 + 3, "max_model_len": 32768, "tokens": []}
             )
-        elif path in ("/v1/chat/completions", "/v1/completions"):
+        elif path in ("/v1/chat/completions", "/v1/completions", "/v1/responses"):
             if payload.get("model") != SERVED_MODEL:
                 await _json(
                     send,
@@ -179,14 +182,19 @@ class ScriptedBackend:
             if refusal:
                 await _bad_request(send, refusal)
                 return
-            await self._generate(payload, receive, send)
+            if path == "/v1/responses":
+                await self._respond(payload, receive, send)
+            else:
+                await self._generate(payload, receive, send)
         else:
             await _json(send, 404, {"detail": "Not Found"})
 
     def _window_refusal(self, payload: dict[str, Any]) -> str | None:
         """vLLM's refusal of a request that does not fit the window, in its own words."""
         window = self.window
-        asked = payload.get("max_completion_tokens", payload.get("max_tokens"))
+        asked = payload.get(
+            "max_completion_tokens", payload.get("max_tokens", payload.get("max_output_tokens"))
+        )
         asked = asked if isinstance(asked, int) and not isinstance(asked, bool) else None
         prompt = prompt_tokens(payload)
         if asked is not None and asked > window:
@@ -265,6 +273,44 @@ class ScriptedBackend:
             raise BackendCrash(name)
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
+    async def _respond(self, payload: dict[str, Any], receive: Receive, send: Send) -> None:
+        """`/v1/responses`, as vLLM 0.32 answers it (scripted_responses.py)."""
+        key = responses.script_key(payload)
+        turn = Turn(text=responses.DEFAULT_TEXT)
+        if key is not None:
+            turns = self.scripts.get(key) or [Turn(text=f"(script {key} has no more turns)")]
+            turn = turns.pop(0) if len(turns) > 1 else turns[0]
+        reply = responses.ResponsesTurn(
+            payload,
+            text=turn.text,
+            tool_calls=turn.tool_calls,
+            reasoning=turn.reasoning,
+            prompt_tokens=prompt_tokens(payload),
+            completion_tokens=turn.completion_tokens,
+        )
+        if not payload.get("stream"):
+            await _json(send, 200, reply.whole())
+            return
+        name = responses.scenario(payload) if key is None else "text"
+        events = reply.events()
+        if name == "hang":
+            endless = events[:2] + [e for e in events if b"output_text.delta" in e][:1] * 600
+            streaming = asyncio.ensure_future(responses.stream_events(send, endless, pace_s=0.05))
+            while (await receive())["type"] != "http.disconnect":
+                pass
+            streaming.cancel()
+            self.disconnects.append("responses-hang")
+            return
+        if name == "died_midway":
+            await responses.stream_events(send, events[:5])
+            raise BackendCrash(name)
+        if name == "generation_error":
+            await responses.stream_events(send, [*events[:5], responses.generation_error(5)])
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+            return
+        await responses.stream_events(send, events)
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
     async def _hang(self, receive: Receive, send: Send, delay: float) -> None:
         chunk = (STREAMS / "text.sse").read_bytes().split(b"\n\n")[1] + b"\n\n"
 
@@ -293,11 +339,14 @@ class ScriptedBackend:
 
 
 def prompt_tokens(payload: dict[str, Any]) -> int:
-    """The stand-in tokenizer: one token per 4 bytes of the messages (or the prompt)."""
-    return len(json.dumps(payload.get("messages", payload.get("prompt", "")))) // 4
+    """The stand-in tokenizer: one token per 4 bytes of the messages (the prompt, the input)."""
+    prompt = payload.get("messages", payload.get("prompt", payload.get("input", "")))
+    return len(json.dumps(prompt)) // 4
 
 
 def _script_key(payload: dict[str, Any]) -> str | None:
+    if "input" in payload:
+        return responses.script_key(payload)
     for message in payload.get("messages", []):
         if message.get("role") == "user":
             match = _SCRIPT.search(json.dumps(message.get("content")))

@@ -60,13 +60,16 @@ def test_the_orchestration_never_imports_the_proxy_except_the_cli_mounting_its_c
 
 
 # The proxy is grouped by API (vLLM's entrypoints/<api>/): protocol/ is its ground floor,
-# backend/ serves both APIs, anthropic/ and openai/ stand side by side, the app wires them.
+# backend/ serves every API, anthropic/, openai/ and responses/ stand side by side, the app
+# wires them.
 PROXY = "stackctl.proxy"
-PROXY_FOLDERS = {folder: f"{PROXY}.{folder}" for folder in ("protocol", "anthropic", "openai", "backend")}
+APIS = ("anthropic", "openai", "responses")
+PROXY_FOLDERS = {folder: f"{PROXY}.{folder}" for folder in ("protocol", *APIS, "backend")}
 
 
 def test_the_proxy_contracts_see_every_folder():
-    for module in ("protocol.anthropic", "protocol.openai", "anthropic.routes", "openai.routes", "backend.client"):
+    for module in ("protocol.anthropic", "protocol.openai", "protocol.responses", "anthropic.routes",
+                   "openai.routes", "responses.routes", "backend.client"):
         assert f"{PROXY}.{module}" in MODULES
 
 
@@ -76,14 +79,14 @@ def test_the_proxy_protocol_imports_nothing_else_from_the_proxy():
                       and within(target, PROXY) and not within(target, protocol)) == []
 
 
-@pytest.mark.parametrize(("api", "other"), [("anthropic", "openai"), ("openai", "anthropic")])
+@pytest.mark.parametrize(("api", "other"), [(api, other) for api in APIS for other in APIS if api != other])
 def test_the_proxy_apis_never_import_each_other(api, other):
     assert violations(MODULES, lambda module, target: within(module, PROXY_FOLDERS[api])
                       and within(target, PROXY_FOLDERS[other])) == []
 
 
-def test_the_proxy_backend_imports_neither_api():
-    apis = (PROXY_FOLDERS["anthropic"], PROXY_FOLDERS["openai"])
+def test_the_proxy_backend_imports_no_api():
+    apis = tuple(PROXY_FOLDERS[api] for api in APIS)
     assert violations(MODULES, lambda module, target: within(module, PROXY_FOLDERS["backend"])
                       and within(target, *apis)) == []
 

@@ -1,4 +1,8 @@
-"""The real logs under tests/data/: one file per log, a `# source: <issue URL>` line, then the log."""
+"""The real logs under tests/data/: one file per log, a `# source: <issue URL>` line, then the log.
+
+tests/data/service_failures/ (every service of the stack) and tests/data/heldout_*/ add
+header lines: `# service: NAME` (whose log it is) and, held-out only, `# fix: field=value, ...`
+(what a right fix names: any one suffices)."""
 
 from __future__ import annotations
 
@@ -7,6 +11,8 @@ from pathlib import Path
 DATA = Path(__file__).resolve().parents[2] / "data"
 FAILURE_LOGS = DATA / "vllm_failures"
 REQUEST_ERRORS = DATA / "vllm_request_errors"
+SERVICE_FAILURES = DATA / "service_failures"
+HELDOUT_FAILURES = DATA / "heldout_failures"
 SOURCE_PREFIX = "# source: https://github.com/"
 
 
@@ -15,6 +21,17 @@ def read_log(path: Path) -> tuple[str, list[str]]:
     header, *lines = path.read_text().splitlines()
     assert header.startswith(SOURCE_PREFIX), f"{path.name}: first line must be '{SOURCE_PREFIX}...'"
     return header.removeprefix("# source: "), lines
+
+
+def read_headers(path: Path) -> tuple[dict[str, str], list[str]]:
+    """(header fields, the log's lines): `# key: value` lines at the top, then the log."""
+    headers: dict[str, str] = {}
+    lines = path.read_text().splitlines()
+    while lines and lines[0].startswith("# ") and ": " in lines[0]:
+        key, _, value = lines.pop(0)[2:].partition(": ")
+        headers[key] = value
+    assert headers.get("source", "").startswith(SOURCE_PREFIX.removeprefix("# source: ")), path.name
+    return headers, lines
 
 
 def expected_class(path: Path) -> str:

@@ -156,10 +156,14 @@ def test_every_collected_log_has_an_expectation_and_a_source():
 
 
 def test_the_collection_covers_every_class_with_real_logs():
+    from tests.unit.diagnosis.real_logs import SERVICE_FAILURES
+
     covered = {expect.cause for expect in EXPECTED.values()}
+    covered |= {Cause[expected_class(path)] for path in SERVICE_FAILURES.glob("*.log")}
     request_time = {Cause.auto_tool_choice_disabled, Cause.served_model_mismatch}
-    # The CPU engine's own head-size refusal is covered by the engine tests that produce it.
-    assert set(Cause) - covered - request_time == {Cause.cpu_attention_head_size}
+    # The CPU engine's own head-size refusal is covered by the engine tests that produce it; the
+    # fallback's reading is what no signature knows.
+    assert set(Cause) - covered - request_time == {Cause.cpu_attention_head_size, Cause.unrecognised}
 
 
 @pytest.mark.parametrize("path", LOGS, ids=lambda path: path.stem)

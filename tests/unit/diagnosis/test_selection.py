@@ -69,9 +69,15 @@ def test_a_warning_alone_is_advisory():
     assert diagnosis.cause is Cause.unknown_env_var and diagnosis.severity is Severity.advisory
 
 
-def test_nothing_known_gives_no_diagnosis():
+def test_a_log_without_an_error_gives_no_diagnosis():
     assert diagnose_log([]) is None
-    assert diagnose_log(["INFO all good", "Segmentation fault (core dumped)", ENGINE_FAILED]) is None
+    assert diagnose_log(["INFO all good", "WARNING Failed to fetch the usage stats"]) is None
+
+
+def test_a_crash_no_signature_knows_is_named_by_its_line_past_the_wrapper_after_it():
+    diagnosis = diagnose_log(["INFO all good", "Segmentation fault (core dumped)", ENGINE_FAILED])
+    assert diagnosis is not None and diagnosis.cause is Cause.unrecognised and not diagnosis.known
+    assert diagnosis.severity is Severity.fatal and diagnosis.evidence == "Segmentation fault (core dumped)"
 
 
 def test_settings_the_log_states_sharpen_the_fix():
@@ -116,7 +122,9 @@ def test_the_api_port_comes_from_the_stated_arguments_when_the_error_omits_it():
 
 def test_a_cut_line_that_triggers_without_its_values_does_not_crash():
     diagnosis = diagnose_log(["ValueError: max_num_seqs exceeds available Mamba cache blocks"])
-    assert diagnosis is None
+    # No signature can read it, so the fallback leads with the line itself.
+    assert diagnosis.cause is Cause.unrecognised
+    assert diagnosis.evidence == "ValueError: max_num_seqs exceeds available Mamba cache blocks"
 
 
 def test_wrapped_messages_are_read_whole():

@@ -2,7 +2,7 @@
 
 import pytest
 
-from stackctl.diagnosis import diagnose_log
+from stackctl.diagnosis import Cause, diagnose_log
 
 
 @pytest.mark.parametrize(
@@ -14,6 +14,8 @@ from stackctl.diagnosis import diagnose_log
         ("api_server.py: error: argument --dtype: invalid choice: 'fp8'", "--dtype"),
         ("nginx: [emerg] bind() to 0.0.0.0:80 failed (98: Address already in use)", "port"),
         ("OSError: [Errno 98] error while attempting to bind on address", "port"),
+        # What this repository's Docker engine answers Compose's `gpus: all` without the NVIDIA runtime.
+        ('Error response from daemon: could not select device driver "" with capabilities: []', "nvidia-ctk"),
     ],
 )
 def test_known_failures_name_their_fix(line, expected):
@@ -21,8 +23,8 @@ def test_known_failures_name_their_fix(line, expected):
     assert diagnosis is not None and expected in diagnosis.one_line()
 
 
-def test_unknown_failure_has_no_diagnosis():
-    assert diagnose_log(["Segmentation fault"]) is None
+def test_unknown_failure_is_the_fallbacks_reading_and_an_empty_log_has_none():
+    assert diagnose_log(["Segmentation fault"]).cause is Cause.unrecognised
     assert diagnose_log([]) is None
 
 

@@ -75,3 +75,12 @@ def test_cpu_hardware_needs_no_gpu(tmp_path):
     stack = make_stack(tmp_path, runtime="native", hardware="cpu", model="tiny")
     ctx = context(stack, make_host(tmp_path, None))
     assert {check(ctx).status for check in (check_gpu_visible, check_driver, check_cuda_image)} == {Status.ok}
+
+
+def test_the_real_h100_capture_passes_with_the_default_image_and_the_h100_profile(tmp_path):
+    # tests/data/doctor/hosts/h100-580: captured on the GPU check's H100 (not reconstructed).
+    ctx = context(make_stack(tmp_path, hardware="h100"), make_host(tmp_path, "h100-580"))
+    gpu, driver, image = check_gpu_visible(ctx), check_driver(ctx), check_cuda_image(ctx)
+    assert gpu.status is Status.ok and gpu.found == "NVIDIA H100 80GB HBM3 (sm_90, 80 GiB)", gpu
+    assert driver.status is Status.ok and "580.159.04" in driver.found and "open kernel module" in driver.found
+    assert image.status is Status.ok and "CUDA 13.4.3" in image.found, image

@@ -45,15 +45,23 @@ def test_a_changed_stack_yaml_turns_it_into_a_warning(tmp_path):
     assert "set vllm.max_num_seqs to 969 or less" in result.fix
 
 
-def test_an_unknown_failure_points_at_the_whole_log(tmp_path):
+def test_an_unknown_failure_leads_with_its_error_line_and_points_at_the_whole_log(tmp_path):
     stack = demo_stack(tmp_path)
     record_failed_start(stack.layout, service="nginx", message="nginx exited during start",
                         log_tail=["Segmentation fault", "WARNING Unknown vLLM environment variable detected: VLLM_X"],
                         runtime="native")
     result = check(stack, tmp_path)
-    assert result.status is Status.warn and "no known failure in its last log lines" in result.found
-    assert "the log also warns: vLLM ignores VLLM_X" in result.found
-    assert result.fix.startswith("read the whole log: `stackctl logs nginx`; also unset VLLM_X")
+    assert result.status is Status.fail and "(nginx): nginx stopped on: Segmentation fault" in result.found
+    assert "`stackctl logs nginx`" in result.fix
+
+
+def test_a_failed_start_without_any_error_line_still_says_what_to_do(tmp_path):
+    stack = demo_stack(tmp_path)
+    record_failed_start(stack.layout, service="vllm", message="vllm did not become healthy in 900 s (last check: 503)",
+                        log_tail=["INFO Loading safetensors checkpoint shards: 40% Completed | 4/10"], runtime="native")
+    result = check(stack, tmp_path)
+    assert result.status is Status.fail and "its log shows no error" in result.found
+    assert "raise start_timeouts.vllm in stack.yaml above 900 s" in result.fix
 
 
 def test_up_preflight_leaves_the_history_out(tmp_path):
@@ -76,3 +84,17 @@ def test_doctor_prints_the_fix_whole_at_80_columns(tmp_path):
     fix = ("fix last-start: accept the model's terms at https://huggingface.co/meta-llama/Llama-3.1-8B-Instruct with "
            "your account, then put a token with read access in .env as HF_TOKEN and run `stackctl up` again")
     assert fix in text.splitlines()
+
+
+def test_doctor_table_keeps_what_a_check_found_whole_at_80_columns(tmp_path):
+    from stackctl.doctor.result import fail
+
+    found = ("max_model_len 131072; the model takes 131072 tokens (max_position_embeddings 131072) "
+             "(/root/.local/share/stackctl/models/tiny/config.json) [rank0] is literal text")
+    console = Console(width=80, record=True, highlight=False, soft_wrap=True)
+    render_table([fail("model-window", found, "set vllm.max_model_len to 65536 or less (--max-model-len)")], console)
+    text = console.export_text()
+    assert "…" not in text and max(len(line) for line in text.splitlines()) <= 80
+    cells = "".join("".join(line.split("│")[3].split()) for line in text.splitlines() if line.count("│") == 4)
+    assert cells == "".join(found.split())  # every character, in order (a long path may fold)
+    assert "fix model-window: set vllm.max_model_len to 65536 or less (--max-model-len)" in text.splitlines()

@@ -37,6 +37,12 @@ EXPECTED = {
     "unknown_model__qwen-agent-issue-110": (404, ["`/data/Qwen1.5-72B-Chat`", "aliases:"]),
     "auto_tool_choice__langchain4j-issue-3475": (400, ["--enable-auto-tool-choice", "vllm.extra_args",
                                                        "`stackctl up`"]),
+    "context_overflow__grounded-rl-issue-16": (400, ["(10127 tokens) does not fit the 8192-token window",
+                                                     "vllm.max_model_len"]),
+    "system_message_position__autogen-issue-1037": (400, ["strictly alternating", "--chat-template"]),
+    "system_message_position__conversations-issue-197": (400, ["merge the system messages into the first one"]),
+    "chat_template_missing__qwen3-omni-issue-105": (400, ["no chat template", "--chat-template in vllm.extra_args"]),
+    "chat_template_missing__seed-x-7b-issue-7": (400, ["no chat template", "instruct variant"]),
 }
 
 

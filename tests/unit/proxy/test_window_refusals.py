@@ -27,6 +27,7 @@ EXPECTED = {
     "vllm_request_errors/context_overflow__ogx-issue-4534": WindowRefusal(False, 6048, 568),
     "vllm_request_errors/context_overflow__llama-verifications-issue-58": WindowRefusal(True, 131072, 152536),
     "vllm_request_errors/context_overflow__step-audio-r1-issue-3": WindowRefusal(False, None, None),
+    "vllm_request_errors/context_overflow__grounded-rl-issue-16": WindowRefusal(True, 8192, 10127),
 }
 
 

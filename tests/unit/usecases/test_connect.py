@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import stat
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from stackctl.envfile import read_env
 from stackctl.errors import ConfigError
 from stackctl.layout import StackLayout
 from stackctl.stack import Stack
-from stackctl.usecases.connect import ConnectError, connection_of, try_lines, write_client_config
+from stackctl.usecases.connect import ConnectError, connection_of, try_line, write_client_config
 from stackctl.usecases.endpoint import endpoint_of
 from stackctl.usecases.init_stack import DEMO_CHOICES, init_stack
 
@@ -121,11 +122,47 @@ def test_a_file_that_is_not_json_is_left_alone(demo, tmp_path):
     assert target.read_text().startswith("{ // JSON5")
 
 
-def test_up_prints_lines_that_only_need_the_key(demo):
-    lines = try_lines(endpoint_of(demo))
-    assert lines["Claude Code"].startswith("ANTHROPIC_BASE_URL=http://127.0.0.1:8080 ANTHROPIC_AUTH_TOKEN=$KEY ")
-    assert lines["Claude Code"].endswith(" CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 claude")
-    assert '"Authorization: Bearer $KEY"' in lines["curl"] and "/v1/chat/completions" in lines["curl"]
+def test_up_prints_a_curl_line_that_only_needs_the_key(demo):
+    line = try_line(endpoint_of(demo))
+    assert line.startswith("curl -s http://127.0.0.1:8080/v1/chat/completions ")
+    assert '"Authorization: Bearer $KEY"' in line
+
+
+def test_codex_gets_a_responses_provider_the_model_and_its_window(demo, tmp_path):
+    config = client_config(connection_of(demo, host="h"), "codex", home=tmp_path)
+    printed = config.text(show_key=False)
+    settings = tomllib.loads(printed.split("\n# and in the shell")[0])
+    window = demo.vllm.max_model_len
+    assert settings == {
+        "model": "tiny", "model_provider": "stackctl", "model_context_window": window,
+        "model_auto_compact_token_limit": window - min(32768, window // 4),
+        "model_providers": {"stackctl": {"name": "stackctl", "base_url": "http://h:8080/v1",
+                                         "env_key": "STACKCTL_API_KEY", "wire_api": "responses"}},
+    }  # fmt: skip
+    assert key_of(demo) not in printed and "export STACKCTL_API_KEY=" in printed
+    assert f"export STACKCTL_API_KEY={key_of(demo)}" in config.text(show_key=True)
+    assert config.path == tmp_path / ".codex" / "config.toml" and not config.file_holds_key
+
+
+def test_codex_settings_merge_into_the_users_config_toml_comments_and_all(demo, tmp_path):
+    target = tmp_path / ".codex" / "config.toml"
+    target.parent.mkdir()
+    target.write_text('# my Codex\napproval_policy = "on-request"  # asked each time\nmodel = "gpt-5"\n\n'
+                      '[model_providers.stackctl]\nname = "old"\nrequest_max_retries = 9\n\n'
+                      '[model_providers.other]\nbase_url = "https://other/v1"\n')
+    config = client_config(connection_of(demo, host="h"), "codex", home=tmp_path)
+    assert write_client_config(config).created is False
+    text = target.read_text()
+    assert text.startswith('# my Codex\napproval_policy = "on-request"  # asked each time\nmodel = "tiny"\n')
+    written = tomllib.loads(text)
+    assert written["model_provider"] == "stackctl" and written["model_providers"]["other"] == {"base_url": "https://other/v1"}
+    assert written["model_providers"]["stackctl"]["wire_api"] == "responses"
+    assert "request_max_retries" not in written["model_providers"]["stackctl"]  # the entry is written whole
+    assert key_of(demo) not in text and stat.S_IMODE(target.stat().st_mode) == 0o600
+    target.write_text("model = [unclosed\n")
+    with pytest.raises(ConnectError, match="is not valid TOML"):
+        write_client_config(config)
+    assert target.read_text() == "model = [unclosed\n"
 
 
 def test_every_client_module_is_a_registered_recipe(demo):

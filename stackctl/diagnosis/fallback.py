@@ -1,0 +1,125 @@
+"""When no signature knows the failure: lead with the error line that decided it, then whatever
+the log names as its own remedy, then the stack.yaml key that sets it.
+
+A failed start never ends in "no known failure": without any error line, the runtime's own account
+(a health gate that timed out, an exit code) says what to look at next.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from stackctl.diagnosis.log_lines import (
+    ErrorLine,
+    Weight,
+    decisive_error,
+    error_lines,
+    strip_prefixes,
+)
+from stackctl.diagnosis.remedy import Remedy, named_remedies
+from stackctl.diagnosis.stack_keys import placement
+from stackctl.diagnosis.verdict import Cause, Diagnosis, DiagnosisContext, Fix, Severity
+
+# How far around the decisive line hints are read (lines before: the error records that lead up
+# to it; after: the hint lines some messages end with).
+_BEFORE, _AFTER = 15, 6
+# How many of the remedies a log names are printed.
+_REMEDIES_SHOWN = 3
+_SUMMARY_CHARS = 240
+_TIMED_OUT = re.compile(r"did not become healthy in (?P<seconds>\d+) s")
+# What to try where the log names nothing, per service.
+_SERVICE_HINTS = {
+    "vllm": "`stackctl doctor` checks the GPU, driver, image, flags and model fit",
+    "nginx": "`stackctl render` and `nginx -t -c` on the rendered nginx.conf test the configuration",
+    "prometheus": "`promtool check config` on the rendered prometheus.yml tests the configuration",
+    "certbot": "`stackctl doctor` checks the hostname, ports 80/443 and the certificate directory",
+    "filter-proxy": "`stackctl doctor` checks the ports and the .env keys",
+    "supervisord": "`stackctl status` shows which program would not start, and its own log "
+                   "(`stackctl logs SERVICE --explain`) why",
+}
+
+
+@dataclass(frozen=True)
+class FallbackReading:
+    diagnosis: Diagnosis
+    # The decisive line's index in the run (None: the log shows no error line).
+    line: int | None
+
+
+def fallback_diagnosis(run: Sequence[str], context: DiagnosisContext) -> Diagnosis | None:
+    """The decisive error of `run` and the remedies it names; None when the log shows no error and
+    the start is not known to have failed."""
+    reading = read_fallback(run, context)
+    return reading.diagnosis if reading else None
+
+
+def read_fallback(run: Sequence[str], context: DiagnosisContext) -> FallbackReading | None:
+    """fallback_diagnosis, with where in the run its decisive line is."""
+    lines = list(run)
+    decisive = decisive_error(lines)
+    if decisive is None:
+        diagnosis = _without_error_line(lines, context)
+        return FallbackReading(diagnosis, None) if diagnosis else None
+    return FallbackReading(_with_error_line(lines, decisive, context), decisive.index)
+
+
+def _with_error_line(lines: list[str], decisive: ErrorLine, context: DiagnosisContext) -> Diagnosis:
+    fatal = context.failed if context.failed is not None else decisive.weight is Weight.crash
+    remedies = named_remedies(_remedy_window(lines, decisive))
+    service = context.service
+    message = _shortened(decisive.text)
+    summary = f"{service} stopped on: {message}" if fatal else f"{service}'s log reports an error: {message}"
+    return Diagnosis(Cause.unrecognised, summary, _fix(remedies, service, fatal), decisive.text,
+                     Severity.fatal if fatal else Severity.advisory,
+                     {"error": decisive.text, **({"remedies": ", ".join(r.name for r in remedies)} if remedies else {})})
+
+
+def _fix(remedies: list[Remedy], service: str, fatal: bool) -> Fix:
+    if not remedies:
+        hint = _SERVICE_HINTS.get(service)
+        what = f"what stopped {service}" if fatal else f"the last error {service} logged"
+        return Fix(f"no fix is named in the log: the error shown is {what}; search it in the "
+                   f"engine's or service's issues, and read the whole log with `stackctl logs {service}`"
+                   + (f"; {hint}" if hint else ""))
+    shown = remedies[:_REMEDIES_SHOWN]
+    places = [placement(remedy, service) for remedy in shown]
+    first, where = shown[0], places[0]
+    text = "the log names its own remedy: " + "; ".join(place.text for place in places)
+    return Fix(text + "; then `stackctl up`", key=where.key,
+               flag=first.name if first.kind.value == "flag" else None,
+               env=first.name if first.kind.value == "env" else None, value=first.value)
+
+
+def _without_error_line(lines: list[str], context: DiagnosisContext) -> Diagnosis | None:
+    if not context.failed:
+        return None
+    service = context.service
+    last = next((strip_prefixes(line).strip() for line in reversed(lines) if line.strip()), "")
+    account = context.failure or f"{service} failed to start"
+    timed_out = _TIMED_OUT.search(account)
+    shown = f"; its last line: {_shortened(last)}" if last else "; it wrote no log lines"
+    if timed_out:
+        key = f"start_timeouts.{service}"
+        return Diagnosis(Cause.unrecognised, f"{account}, and its log shows no error{shown}",
+                         Fix(f"if it was still loading, give it longer: raise {key} in stack.yaml above "
+                             f"{timed_out['seconds']} s; if it hangs, `stackctl logs {service}` shows where",
+                             key=key, value=timed_out["seconds"]), last, Severity.fatal)
+    return Diagnosis(Cause.unrecognised, f"{account}, and its log shows no error{shown}",
+                     Fix(f"read the whole log (`stackctl logs {service}`) and `stackctl status`; "
+                         + _SERVICE_HINTS.get(service, "`stackctl doctor` checks the host")),
+                     last, Severity.fatal)
+
+
+def _remedy_window(lines: list[str], decisive: ErrorLine) -> list[str]:
+    """The decisive message, the lines right after it, and the error records just above it."""
+    before = {line.index for line in error_lines(lines[max(0, decisive.index - _BEFORE):decisive.index])}
+    start = max(0, decisive.index - _BEFORE)
+    above = [strip_prefixes(lines[start + offset]) for offset in sorted(before)]
+    after = [strip_prefixes(line) for line in lines[decisive.index + 1:decisive.index + 1 + _AFTER]]
+    return [decisive.text, *after, *above]
+
+
+def _shortened(text: str) -> str:
+    return text if len(text) <= _SUMMARY_CHARS else text[:_SUMMARY_CHARS - 1].rstrip() + "…"

@@ -1,0 +1,146 @@
+"""What a log itself names as the remedy: a flag, a setting, a variable, a package, a file or a
+config directive, with the value it states where it states one.
+
+Only the error message and the hint lines near it are read, and only in the phrases that offer a
+remedy ("try", "set", "increase", "install", ...), so a flag echoed in a command line or a
+variable printed for debugging is not taken for a fix.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from enum import Enum
+
+
+class RemedyKind(str, Enum):
+    flag = "flag"
+    env = "env"
+    package = "package"
+    file = "file"
+    directive = "directive"
+
+
+@dataclass(frozen=True)
+class Remedy:
+    kind: RemedyKind
+    name: str  # "--max-num-batched-tokens", "TIKTOKEN_ENCODINGS_BASE", "flash-attn", "/etc/x.pem"
+    value: str | None = None  # "8192", where the log states it
+
+
+# Phrases that offer a remedy; a line without one names none (an echoed command, a stack frame).
+_OFFER = re.compile(
+    r"\b(?:please|try|consider|you (?:can|may|might|should|need|must|have to)|to (?:fix|resolve|avoid|enable|use)"
+    r"|hint|set(?:ting)?|increas\w*|decreas\w*|reduc\w*|lower\w*|rais\w*|install\w*|upgrad\w*|specify|pass\w*"
+    r"|enabl\w*|disabl\w*|add\w*|remov\w*|unset|export|make sure|ensure|requires?|needs?|must be|instead"
+    r"|is not set|not found|no such|missing|cannot (?:open|load|find)|could not (?:open|load|find|read))\b",
+    re.IGNORECASE,
+)
+_ECHOED_COMMAND = re.compile(r"^\s*usage: |exec command: \[|Command '\[|--load-kmods|^\s*\$ |^\s*\+ ")
+_FLAG = re.compile(r"(?<![\w-])(?P<name>--[a-z][a-z0-9]*(?:[-.][a-z0-9]+)+|--[a-z]{3,})(?:(?:=|\s+)(?P<value>\d[\w.]*|'[^']+'|\"[^\"]+\"))?")
+# An engine setting named in code form: "Try increasing `max_num_batched_tokens`".
+_SETTING = re.compile(r"[`'\"](?P<name>[a-z][a-z0-9]*(?:_[a-z0-9]+)+)[`'\"](?:\s*(?:to|=|>=|<=)\s*(?P<value>\d[\d.]*))?")
+# The same, unquoted: "Please increase max_num_batched_tokens." (snake_case names a setting).
+_BARE_SETTING = re.compile(r"\b(?:increas|decreas|reduc|lower|rais|set|specify|pass|enabl|disabl|adjust)\w*\s+"
+                           r"(?:the\s+)?(?P<name>[a-z][a-z0-9]*(?:_[a-z0-9]+)+)\b(?:\s*(?:to|=)\s*(?P<value>\d[\d.]*))?",
+                           re.IGNORECASE)
+_SETTING_VERB = re.compile(r"\b(?:increas|decreas|reduc|lower|rais|set|specify|pass|enabl|disabl|adjust|tun)\w*",
+                           re.IGNORECASE)
+_ENV_NAMED = re.compile(
+    r"(?:\bset(?:ting)?|\bexport|\bunset|environment variables?|env(?:ironment)? var(?:iable)?s?|\bvariables?)"
+    r"\s+(?:the\s+)?[`'\"]?(?P<name>[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)[`'\"]?"
+    # A value after `=`, or after "to" when it looks like one (a number, a path, a quoted string).
+    r"(?:\s*=\s*[`'\"]?(?P<value>[^\s`'\",;]+)|\s+to\s+[`'\"]?(?P<to>\d[\w.]*|/[^\s`'\",;]+|(?<=[`'\"])[^`'\"]+))?"
+)
+_ENV_ASSIGNED = re.compile(r"(?<![\w-])(?P<name>[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)=(?P<value>[^\s`'\",;)]+)")
+# Variables a log names for debugging, not as a fix.
+_DEBUG_ONLY = frozenset({
+    "NCCL_DEBUG", "NCCL_DEBUG_SUBSYS", "CUDA_LAUNCH_BLOCKING", "TORCH_USE_CUDA_DSA", "VLLM_LOGGING_LEVEL",
+    "TORCH_SHOW_CPP_STACKTRACES", "HYDRA_FULL_ERROR", "RUST_BACKTRACE", "TORCH_DISTRIBUTED_DEBUG",
+    "VLLM_TRACE_FUNCTION", "TORCH_LOGS", "TORCHDYNAMO_VERBOSE", "GODEBUG", "PYTHONFAULTHANDLER",
+})
+_PACKAGE = (
+    re.compile(r"\bpip3? install (?:-U |--upgrade |--no-build-isolation |-q )*[`'\"]?(?P<name>[A-Za-z][\w.\-\[\]]*"
+               r"(?:[=<>!~]=?[\w.*]+)?)"),
+    re.compile(r"\bapt(?:-get)? install (?:-y )?(?P<name>[a-z0-9][\w.+-]+)"),
+    re.compile(r"No module named [`'\"](?P<module>[\w.]+)[`'\"]"),
+    re.compile(r"\b(?:please )?install (?:the )?[`'\"](?P<name>[\w.-]+)[`'\"]", re.IGNORECASE),
+    re.compile(r"\brequires? (?:the )?[`'\"]?(?P<name>[\w-]+)[`'\"]? (?:package|library)", re.IGNORECASE),
+)
+# Python modules whose package has another name.
+_MODULE_PACKAGES = {
+    "flash_attn": "flash-attn", "cv2": "opencv-python-headless", "yaml": "pyyaml", "PIL": "pillow",
+    "sklearn": "scikit-learn", "google.protobuf": "protobuf", "sentencepiece": "sentencepiece",
+    "vllm_flash_attn": "vllm-flash-attn", "flashinfer": "flashinfer-python", "mistral_common": "mistral-common",
+}
+_FILE = (
+    re.compile(r"No such file or directory: [`'\"](?P<path>[^`'\"]+)[`'\"]"),
+    re.compile(r"(?P<path>[\w.+-]+\.so(?:\.\d+)*): cannot open shared object file"),
+    re.compile(r"open\(\) \"(?P<path>[^\"]+)\" failed"),
+    re.compile(r"cannot load certificate(?: key)? \"(?P<path>[^\"]+)\""),
+    re.compile(r"\b(?:open|stat|read|mkdir|lstat) (?P<path>/[\w./@:+-]+): (?:no such file|permission denied|"
+               r"read-only file system|is a directory|not a directory)", re.IGNORECASE),
+    re.compile(r"(?:could not|couldn't|cannot|can't|unable to|failed to) (?:open|read|find|load|stat|access) "
+               r"(?:file |directory |config(?:uration)? file )?[`'\"]?(?P<path>/[\w./@:+-]+[\w/])", re.IGNORECASE),
+    re.compile(r"(?P<path>/[\w./@:+-]+[\w]): No such file or directory"),
+)
+_DIRECTIVE = (
+    re.compile(r"you should increase (?:either )?(?P<name>\w+)"),
+    re.compile(r"\"(?P<name>\w+)\" directive (?:is )?(?:not allowed|duplicate|is duplicate|invalid|unknown)"),
+    re.compile(r"unknown directive \"(?P<name>\w+)\""),
+)
+
+
+def named_remedies(lines: Iterable[str]) -> list[Remedy]:
+    """The remedies these lines name, first named first, each once."""
+    found: list[Remedy] = []
+
+    def add(remedy: Remedy) -> None:
+        if all((known.kind, known.name) != (remedy.kind, remedy.name) for known in found):
+            found.append(remedy)
+
+    for line in lines:
+        if _ECHOED_COMMAND.search(line):
+            continue
+        for remedy in _in_line(line):
+            add(remedy)
+    return found
+
+
+def _in_line(line: str) -> list[Remedy]:
+    remedies: list[Remedy] = []
+    for pattern in _FILE:
+        for match in pattern.finditer(line):
+            remedies.append(Remedy(RemedyKind.file, match["path"].rstrip(".")))
+    for pattern in _DIRECTIVE:
+        for match in pattern.finditer(line):
+            remedies.append(Remedy(RemedyKind.directive, match["name"]))
+    for pattern in _PACKAGE:
+        for match in pattern.finditer(line):
+            groups = match.groupdict()
+            if groups.get("module"):
+                module = groups["module"]
+                top = module.split(".")[0]
+                name = _MODULE_PACKAGES.get(module) or _MODULE_PACKAGES.get(top) or top.replace("_", "-")
+            else:
+                name = groups["name"].rstrip(".,")
+            remedies.append(Remedy(RemedyKind.package, name))
+    if not _OFFER.search(line):
+        return remedies
+    for match in _FLAG.finditer(line):
+        remedies.append(Remedy(RemedyKind.flag, match["name"], _unquoted(match["value"])))
+    if _SETTING_VERB.search(line):
+        for pattern in (_SETTING, _BARE_SETTING):
+            for match in pattern.finditer(line):
+                remedies.append(Remedy(RemedyKind.flag, "--" + match["name"].replace("_", "-"), match["value"]))
+    for pattern in (_ENV_NAMED, _ENV_ASSIGNED):
+        for match in pattern.finditer(line):
+            name = match["name"]
+            if name not in _DEBUG_ONLY and not name.endswith(("_ERROR", "_FAILED", "_FAILURE")):
+                remedies.append(Remedy(RemedyKind.env, name, match["value"] or match.groupdict().get("to")))
+    return remedies
+
+
+def _unquoted(value: str | None) -> str | None:
+    return value.strip("'\"") if value else None

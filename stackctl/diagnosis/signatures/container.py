@@ -1,0 +1,163 @@
+"""A container that cannot start, in Docker's and the NVIDIA container runtime's words: the image's
+CUDA newer than the driver, no NVIDIA runtime or CDI spec, no driver loaded on the host, a driver
+upgraded under a running kernel module, an image for another CPU, an image that cannot be pulled,
+Docker itself out of reach or out of disk, a bind mount that needs shared propagation."""
+
+from __future__ import annotations
+
+import re
+
+from packaging.version import InvalidVersion, Version
+
+from stackctl.diagnosis.evidence import Evidence
+from stackctl.diagnosis.signature import CONSEQUENCE, Signature, found, signature
+from stackctl.diagnosis.verdict import Cause, Diagnosis, Fix
+from stackctl.profiles.compat import min_driver, table
+
+_TOOLKIT = ("install the NVIDIA Container Toolkit (`sudo apt install nvidia-container-toolkit`), then `sudo nvidia-ctk "
+            "runtime configure --runtime=docker` and `sudo systemctl restart docker` (or a CDI spec: `sudo nvidia-ctk "
+            "cdi generate --output=/etc/cdi/nvidia.yaml`); `stackctl doctor` checks it. A host without an NVIDIA GPU "
+            "runs the CPU stack: `hardware: cpu`, `model: tiny`")
+_REQUIRED_CUDA = re.compile(r"unsatisfied condition: cuda ?>= ?(?P<cuda>\d+\.\d+)")
+
+
+def _container_cuda_requirement(evidence: Evidence) -> Diagnosis:
+    cuda = evidence.read(_REQUIRED_CUDA).get("cuda", "")
+    driver = _driver_for(cuda)
+    needs = f"driver >= {driver}" if driver else "a driver that supports it"
+    return found(evidence, Cause.container_cuda_requirement,
+                 f"the image is built for CUDA {cuda or '(newer)'}, which the host's NVIDIA driver does not support "
+                 f"({needs}); the NVIDIA container runtime refused to start it",
+                 Fix(f"upgrade the host driver to {needs} (`nvidia-smi` shows the CUDA version yours supports"
+                     + (f"; e.g. `sudo apt install nvidia-driver-{driver}-open`, then reboot" if driver else "")
+                     + "), or set images.vllm in stack.yaml to an image built for the CUDA your driver supports "
+                     "(`stackctl doctor` names one from stackctl's compatibility table)", key="images.vllm",
+                     value=str(driver) if driver else None),
+                 **({"cuda": cuda} if cuda else {}), **({"min_driver": driver} if driver else {}))
+
+
+def _driver_for(cuda: str) -> int | None:
+    """The minimum driver for `cuda` from compat.yaml; None below the table's oldest CUDA."""
+    try:
+        wanted = Version(cuda)
+        oldest = min(Version(row.cuda) for row in table().cuda_drivers)
+    except (InvalidVersion, ValueError):
+        return None
+    return min_driver(cuda) if wanted >= oldest else None
+
+
+def _no_gpu_runtime(evidence: Evidence) -> Diagnosis:
+    cdi = "CDI" in evidence.text
+    what = ("the NVIDIA CDI spec does not list the GPUs Docker was asked for" if cdi else
+            "Docker has no NVIDIA runtime, so it cannot give the container the GPU (`gpus: all`)")
+    return found(evidence, Cause.no_gpu_runtime, what, Fix(_TOOLKIT))
+
+
+def _gpu_driver_not_loaded(evidence: Evidence) -> Diagnosis:
+    device = evidence.read(re.compile(r"custom device \"(?P<device>/dev/[\w-]+)\"")).get("device")
+    what = f"{device} does not exist on the host" if device else "the NVIDIA driver is not loaded on the host"
+    return found(evidence, Cause.gpu_driver_not_loaded,
+                 f"{what}: the NVIDIA container runtime has no GPU to hand to the container",
+                 Fix("make the host driver work first: `nvidia-smi` on the host must list the GPU (install the driver, "
+                     "e.g. `sudo apt install nvidia-driver-580-open`, and reboot; `sudo modprobe nvidia nvidia_uvm` "
+                     "loads it); then `stackctl up`"), **({"device": device} if device else {}))
+
+
+def _driver_library_mismatch(evidence: Evidence) -> Diagnosis:
+    return found(evidence, Cause.driver_library_mismatch,
+                 "the NVIDIA driver was upgraded but the running kernel module is the old one (Driver/library "
+                 "version mismatch)",
+                 Fix("reboot the host (or unload and reload the nvidia kernel modules) so the module matches the "
+                     "installed driver; `nvidia-smi` works again afterwards, then `stackctl up`"))
+
+
+def _wrong_architecture(evidence: Evidence) -> Diagnosis:
+    platforms = evidence.read(re.compile(r"image's platform \((?P<image>[^)]+)\) does not match the detected host "
+                                         r"platform \((?P<host>[^)]+)\)"))
+    summary = (f"the image is built for {platforms['image']} but this host is {platforms['host']}" if platforms
+               else "the image's programs are built for another CPU architecture than this host's (exec format error)")
+    key = _images_key(evidence)
+    return found(evidence, Cause.wrong_architecture, summary,
+                 Fix(f"use an image built for this host's architecture (`uname -m`: aarch64 on DGX Spark GB10): set "
+                     f"{key} in stack.yaml to a multi-arch or arm64/amd64 tag (NVIDIA's NGC vLLM images are "
+                     "multi-arch); stackctl builds its own images for the host it runs on", key=key), **platforms)
+
+
+def _images_key(evidence: Evidence) -> str:
+    """The `images:` key of the service whose log this is (`images.SERVICE` for Docker's own log)."""
+    service = evidence.context.service
+    return f"images.{service}" if service not in ("docker", "compose", "supervisord") else "images.SERVICE"
+
+
+_PULLED = re.compile(r"(?:pull access denied for|manifest for|failed to resolve reference \"?)\s*(?P<image>[^\s,\"]+)")
+
+
+def _image_pull_denied(evidence: Evidence) -> Diagnosis:
+    image = evidence.read(_PULLED).get("image", "").rstrip(":")
+    key = _images_key(evidence)
+    return found(evidence, Cause.image_pull_denied,
+                 f"Docker cannot pull {image or 'the image'}: no such repository or tag, or it needs a login",
+                 Fix(f"check the image name and tag (set {key} in stack.yaml to one that exists, or remove it for "
+                     "stackctl's default); a private registry needs `docker login REGISTRY` first", key=key),
+                 **({"image": image} if image else {}))
+
+
+def _docker_permission(evidence: Evidence) -> Diagnosis:
+    return found(evidence, Cause.docker_permission,
+                 "this user may not use Docker's socket (/var/run/docker.sock)",
+                 Fix("add yourself to the docker group (`sudo usermod -aG docker $USER`) and log in again, or run "
+                     "`stackctl up` with sudo; or run the stack without Docker: runtime: native in stack.yaml",
+                     key="runtime"))
+
+
+def _docker_not_running(evidence: Evidence) -> Diagnosis:
+    return found(evidence, Cause.docker_not_running, "no Docker engine answers on its socket",
+                 Fix("start Docker (`sudo systemctl enable --now docker`; `sudo journalctl -u docker` says why it "
+                     "stopped), or point DOCKER_HOST at the engine; or set runtime: native in stack.yaml",
+                     key="runtime"))
+
+
+def _docker_disk_full(evidence: Evidence) -> Diagnosis:
+    return found(evidence, Cause.docker_disk_full,
+                 "Docker ran out of disk unpacking an image (its data root, /var/lib/docker by default)",
+                 Fix("free space where Docker keeps images (`docker system df`; `docker image prune` removes unused "
+                     "ones) or move Docker's data-root to a larger disk (/etc/docker/daemon.json), then `stackctl up`; "
+                     "the NGC vLLM image needs about 20 GB"))
+
+
+def _mount_propagation(evidence: Evidence) -> Diagnosis:
+    path = evidence.read(re.compile(r"path (?P<path>/\S*) is mounted on")).get("path", "/")
+    return found(evidence, Cause.mount_propagation,
+                 f"{path} is a private mount, so Docker refuses node-exporter's `{path}:/host:ro,rslave` bind",
+                 Fix(f"`sudo mount --make-rshared {path}` (systemd does this at boot; a container or chroot host may "
+                     "not), or set services.monitoring: false in stack.yaml", key="services.monitoring"), path=path)
+
+
+SIGNATURES: tuple[Signature, ...] = (
+    signature(Cause.container_cuda_requirement, r"requirement error: unsatisfied condition: cuda",
+              _container_cuda_requirement),
+    signature(Cause.no_gpu_runtime,
+              r"could not select device driver \"[\w]*\" with capabilities: \[|unknown or invalid runtime "
+              r"name: nvidia|Unknown runtime specified nvidia|unresolvable CDI devices", _no_gpu_runtime),
+    signature(Cause.gpu_driver_not_loaded,
+              r"nvml error: driver not loaded|load library failed: libnvidia-ml\.so|error gathering device information "
+              r"while adding custom device \"/dev/nvidia", _gpu_driver_not_loaded),
+    signature(Cause.driver_library_mismatch, r"Driver/library version mismatch|NVML/RM version mismatch",
+              _driver_library_mismatch),
+    signature(Cause.wrong_architecture, r"exec format error|does not match the detected host platform",
+              _wrong_architecture),
+    signature(Cause.image_pull_denied,
+              r"pull access denied for|manifest unknown|manifest for \S+ not found|unauthorized: authentication "
+              r"required", _image_pull_denied),
+    signature(Cause.docker_permission, r"permission denied while trying to connect to the Docker daemon socket",
+              _docker_permission),
+    signature(Cause.docker_not_running,
+              r"Cannot connect to the Docker daemon at|Couldn't connect to Docker daemon|Is the docker daemon running",
+              _docker_not_running),
+    signature(Cause.docker_disk_full, r"failed to register layer.*no space left on device|write /var/lib/docker/\S+: "
+              r"no space left|ApplyLayer exit status 1.*no space left", _docker_disk_full),
+    signature(Cause.mount_propagation, r"is mounted on /?\S* ?but it is not a (?:shared|shared or slave) mount",
+              _mount_propagation),
+    # A refused container behind an nvidia-container-cli error names its cause on the same line.
+    signature(Cause.no_gpu_runtime, r"could not select device driver \"cdi\"", _no_gpu_runtime, CONSEQUENCE),
+)

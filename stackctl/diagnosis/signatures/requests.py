@@ -1,0 +1,106 @@
+"""Failures of single requests in a running vLLM: a conversation longer than the window, a system
+message the chat template refuses, a tool call the parser cannot read, a model without a chat
+template. The engine keeps serving, so these are warnings; each fix names the window, the
+filter-proxy's system placement or the parser, as stackctl sets them."""
+
+from __future__ import annotations
+
+import re
+
+from stackctl.diagnosis.evidence import Evidence
+from stackctl.diagnosis.signature import Signature, found, signature
+from stackctl.diagnosis.verdict import Cause, Diagnosis, Fix, Severity
+
+_WINDOW_KEY = "vllm.max_model_len"
+_WINDOW = re.compile(r"maximum context length is (?P<window>\d+) tokens|maximum model length of (?P<model>\d+)"
+                     r"|too long and exceeds limit of (?P<limit>\d+)")
+_REQUESTED = re.compile(r"requested (?P<requested>\d+) tokens \((?P<prompt>\d+) in the messages, "
+                        r"(?P<completion>\d+) in the completion\)")
+_MAX_TOKENS = re.compile(r"'max_tokens' or 'max_completion_tokens' is too large: (?P<max_tokens>\d+)")
+# Where a request-time failure is a class of its own in counts (doctor's request-failures row).
+REQUEST_CAUSES = frozenset({
+    Cause.request_context_overflow, Cause.system_message_position, Cause.tool_parser_failure,
+    Cause.chat_template_missing, Cause.auto_tool_choice_disabled, Cause.served_model_mismatch,
+})
+
+
+def _request_context_overflow(evidence: Evidence) -> Diagnosis:
+    found_window = evidence.read(_WINDOW)
+    window = found_window.get("window") or found_window.get("model") or found_window.get("limit")
+    requested = evidence.read(_REQUESTED)
+    too_many = evidence.read(_MAX_TOKENS).get("max_tokens")
+    values: dict[str, str | int | float] = {"window": int(window)} if window else {}
+    if requested:
+        values.update(prompt=int(requested["prompt"]), completion=int(requested["completion"]))
+    size = f"the {window}-token window" if window else "the window"
+    if too_many or (requested and window and int(requested["completion"]) >= int(window)):
+        asked = too_many or requested["completion"]
+        return found(evidence, Cause.request_context_overflow,
+                     f"a client asked for {asked} output tokens, which do not fit {size}",
+                     Fix(f"clients must ask for fewer output tokens (max_tokens); the filter-proxy fits Anthropic "
+                         f"clients' max_tokens to the window, so send them through it rather than to vLLM's port; "
+                         f"the window itself is {_WINDOW_KEY} in stack.yaml", key=_WINDOW_KEY, value=window),
+                     severity=Severity.advisory, max_tokens=int(asked), **values)
+    prompt = f" ({requested['prompt']} tokens)" if requested else ""
+    return found(evidence, Cause.request_context_overflow,
+                 f"a conversation{prompt} is longer than {size}",
+                 Fix(f"compact or trim the conversation (Claude Code: /compact; `stackctl connect claude-code` sets its "
+                     f"auto-compact window to the served one), or raise {_WINDOW_KEY} in stack.yaml if the model "
+                     "allows more (`stackctl doctor`'s model-window check says how far)", key=_WINDOW_KEY,
+                     value=window), severity=Severity.advisory, **values)
+
+
+def _system_message_position(evidence: Evidence) -> Diagnosis:
+    if "alternate" in evidence.line.lower():
+        return found(evidence, Cause.system_message_position,
+                     "a client sent messages this model's chat template refuses: after at most one system message "
+                     "first, it wants user and assistant turns strictly alternating",
+                     Fix("clients must send one system message first (merge the others into it) and never two user "
+                         "or two assistant messages in a row; Anthropic clients through the filter-proxy get that "
+                         "(it places inline system text in place); or give vLLM a chat template that accepts them "
+                         "(--chat-template in vllm.extra_args)", key="vllm.extra_args", flag="--chat-template"),
+                     severity=Severity.advisory)
+    return found(evidence, Cause.system_message_position,
+                 "a client sent a system message after the first one, which this model's chat template refuses",
+                 Fix("Anthropic clients (Claude Code) through the filter-proxy never send one: it places their inline "
+                     "system text where it stood as a <system-reminder> (the proxy's --system-placement in-place); "
+                     "an OpenAI client must merge its system messages into the first one or send later ones as user "
+                     "messages"), severity=Severity.advisory)
+
+
+_PARSER = re.compile(r"(?P<parser>[a-z0-9_]+?)_tool_parser\.py")
+
+
+def _tool_parser_failure(evidence: Evidence) -> Diagnosis:
+    parser = evidence.read(_PARSER).get("parser") or next(iter(evidence.all_found(_PARSER, "parser")), None)
+    named = f" ({parser})" if parser else ""
+    return found(evidence, Cause.tool_parser_failure,
+                 f"vLLM's tool-call parser{named} could not read a tool call the model wrote",
+                 Fix("the parser must match the model's family: stackctl's model profile sets --tool-call-parser "
+                     "(Qwen3-Coder and Qwen3.6: qwen3_coder; gpt-oss: openai; Qwen3: hermes); check that "
+                     "vllm.extra_args does not override it (`stackctl doctor`'s tool-parser check compares them)",
+                     key="vllm.extra_args", flag="--tool-call-parser"),
+                 severity=Severity.advisory, **({"parser": parser} if parser else {}))
+
+
+def _chat_template_missing(evidence: Evidence) -> Diagnosis:
+    return found(evidence, Cause.chat_template_missing,
+                 "the model's tokenizer has no chat template, so vLLM cannot serve /v1/chat/completions for it",
+                 Fix("give vLLM a template: add --chat-template /path/to/template.jinja to vllm.extra_args (the file "
+                     "must be where vLLM runs: mount it under Compose), or serve the model's instruct/chat variant, "
+                     "which ships one", key="vllm.extra_args", flag="--chat-template"), severity=Severity.advisory)
+
+
+SIGNATURES: tuple[Signature, ...] = (
+    signature(Cause.request_context_overflow,
+              r"maximum context length is \d+ tokens|'max_tokens' or 'max_completion_tokens' is too large"
+              r"|is longer than the maximum model length of \d+|is too long and exceeds limit of \d+",
+              _request_context_overflow),
+    signature(Cause.system_message_position,
+              r"System message must be at the beginning|[Cc]onversation roles must alternate user/assistant",
+              _system_message_position),
+    signature(Cause.tool_parser_failure,
+              r"Error in extracting tool call from response|Error trying to handle streaming tool call"
+              r"|_tool_parser\.py:\d+\]|_tool_parser\.py\", line \d+", _tool_parser_failure),
+    signature(Cause.chat_template_missing, r"default chat template is no longer allowed", _chat_template_missing),
+)

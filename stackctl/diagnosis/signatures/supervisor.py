@@ -1,0 +1,78 @@
+"""supervisord, which runs the native stack's processes: a program that exits when it should run
+(and after its retries, the supervisor giving up on it), a command that is not there, a program it
+cannot spawn (its directory, its executable, its user)."""
+
+from __future__ import annotations
+
+import re
+
+from stackctl.diagnosis.evidence import Evidence
+from stackctl.diagnosis.signature import ADVISORY, CONSEQUENCE, Signature, found, signature
+from stackctl.diagnosis.verdict import Cause, Diagnosis, Fix
+
+_GAVE_UP = re.compile(r"gave up: (?P<program>[\w.-]+) entered FATAL state")
+_EXIT = re.compile(r"exited: (?P<program>[\w.-]+) \(exit status (?P<status>\d+); not expected\)")
+_SPAWN = re.compile(r"couldn't (?P<what>exec|chdir to|setuid to) (?P<target>\S+): (?P<errno>E[A-Z]+)")
+_MISSING = re.compile(r"can't find command '(?P<command>[^']+)'|couldn't exec (?P<exec>\S+): ENOENT")
+
+
+def _supervisor_gave_up(evidence: Evidence) -> Diagnosis:
+    program = evidence.read(_GAVE_UP).get("program") or evidence.read(_EXIT).get("program", "")
+    gave_up = bool(evidence.read(_GAVE_UP))
+    statuses = [match.group("status") for line in evidence.lines for match in _EXIT.finditer(line)
+                if not program or match.group("program") == program]
+    status = statuses[-1] if statuses else None
+    if status == "127":
+        return found(evidence, Cause.supervisor_gave_up,
+                     f"{program} exits at once with status 127: its command was not found",
+                     Fix("the program's command is not installed where supervisord looks: for vLLM that is the "
+                         "engine venv (`stackctl install-engine`); `stackctl doctor` checks the others"),
+                     program=program, exit_status=127)
+    shown = f" (exit status {status})" if status else ""
+    what = (f"supervisord gave up on {program or 'a program'}: it kept exiting right after start{shown}" if gave_up
+            else f"{program} exited when it should keep running{shown}")
+    return found(evidence, Cause.supervisor_gave_up, what,
+                 Fix(f"the program's own log says why: `stackctl logs {program or 'SERVICE'} --explain`; fix that and "
+                     "`stackctl up` (supervisord restarts it)"),
+                 **({"program": program} if program else {}), **({"exit_status": int(status)} if status else {}))
+
+
+def _supervisor_command_missing(evidence: Evidence) -> Diagnosis:
+    missing = evidence.read(_MISSING)
+    command = missing.get("command") or missing.get("exec") or ""
+    return found(evidence, Cause.supervisor_command_missing,
+                 f"supervisord cannot find the command {command or 'of a program'}",
+                 Fix("install what the program runs: for vLLM the engine venv (`stackctl install-engine`; "
+                     "`stackctl doctor` says which engine the stack needs), for nginx/prometheus/node-exporter their "
+                     "Debian packages (scripts/setup); then `stackctl up`"), **({"command": command} if command else {}))
+
+
+def _supervisor_spawn_failed(evidence: Evidence) -> Diagnosis:
+    spawn = evidence.read(_SPAWN)
+    what, target, errno = spawn.get("what", "exec"), spawn.get("target", "?"), spawn.get("errno", "")
+    if what == "chdir to":
+        summary = f"supervisord could not enter the program's directory {target} ({errno})"
+        text = (f"the program's directory {target} is {'missing' if errno == 'ENOENT' else 'not open to its user'}: "
+                "stackctl points it at the stack directory, so run `stackctl up` from where stack.yaml is now (it "
+                "rewrites supervisord's configuration) and make that directory readable by the user it runs as")
+    elif what == "setuid to":
+        summary = f"supervisord could not switch to the user {target} ({errno})"
+        text = "run `stackctl up` as the user who owns the stack directory (supervisord runs as you, without user=)"
+    else:
+        summary = f"supervisord could not run {target} ({errno}): it is not executable by the program's user"
+        text = (f"make {target} executable and readable by you (`ls -l`, `chmod +x`), and the directories above it "
+                "open to you; for vLLM it is the engine venv's interpreter: `stackctl install-engine` rebuilds it")
+    return found(evidence, Cause.supervisor_spawn_failed, summary, Fix(text),
+                 **({"target": target} if target != "?" else {}), **({"errno": errno} if errno else {}))
+
+
+SIGNATURES: tuple[Signature, ...] = (
+    signature(Cause.supervisor_spawn_failed,
+              r"couldn't (?:chdir to|setuid to) \S+: E[A-Z]+|couldn't exec \S+: E(?!NOENT)[A-Z]+",
+              _supervisor_spawn_failed),
+    signature(Cause.supervisor_command_missing, r"can't find command '|couldn't exec \S+: ENOENT",
+              _supervisor_command_missing),
+    signature(Cause.supervisor_gave_up, r"gave up: [\w.-]+ entered FATAL state", _supervisor_gave_up, CONSEQUENCE),
+    signature(Cause.supervisor_gave_up, r"exited: [\w.-]+ \(exit status \d+; not expected\)", _supervisor_gave_up,
+              ADVISORY + 1),
+)

@@ -1,0 +1,122 @@
+"""nginx and certbot: a certificate nginx cannot load, an upstream (the filter-proxy) down, slow or
+unknown, a request body over nginx's limit, and the ACME challenges certbot cannot complete."""
+
+from __future__ import annotations
+
+import re
+
+from stackctl.diagnosis.evidence import Evidence
+from stackctl.diagnosis.signature import CONSEQUENCE, Signature, found, signature
+from stackctl.diagnosis.verdict import Cause, Diagnosis, Fix, Severity
+
+_CERTIFICATE = re.compile(r"(?:cannot load certificate(?: key)? \"|BIO_new_file\(\")(?P<path>[^\"]+)\"")
+
+
+def _nginx_certificate_missing(evidence: Evidence) -> Diagnosis:
+    path = evidence.read(_CERTIFICATE).get("path", "")
+    return found(evidence, Cause.nginx_certificate_missing,
+                 f"nginx is told to serve TLS with {path or 'a certificate'} that is not there",
+                 Fix("stackctl renders the HTTPS server only once certbot has a certificate for `hostname`: run "
+                     "`stackctl up` again (it renders HTTP-only and lets certbot obtain one), and check that "
+                     "letsencrypt_dir in stack.yaml is where certbot writes (`sudo certbot certificates` lists them)",
+                     key="letsencrypt_dir"), **({"certificate": path} if path else {}))
+
+
+_UPSTREAM = re.compile(r"upstream: \"(?P<upstream>[^\"]+)\"")
+
+
+def _nginx_upstream_down(evidence: Evidence) -> Diagnosis:
+    upstream = evidence.read(_UPSTREAM).get("upstream", "")
+    return found(evidence, Cause.nginx_upstream_down,
+                 f"nginx could not reach its upstream{' ' + upstream if upstream else ''} (the filter-proxy): clients "
+                 "get 502 Bad Gateway",
+                 Fix("check the filter-proxy (`stackctl status`, `stackctl logs filter-proxy --explain`); it listens "
+                     "on ports.proxy, and on a split edge/GPU stack on the GPU host's address from hosts: in "
+                     "stack.yaml (`stackctl doctor --host NAME` checks the peers)", key="ports.proxy"),
+                 severity=Severity.advisory, **({"upstream": upstream} if upstream else {}))
+
+
+def _nginx_upstream_timeout(evidence: Evidence) -> Diagnosis:
+    return found(evidence, Cause.nginx_upstream_timeout,
+                 "the upstream (the filter-proxy, then vLLM) sent nothing within nginx's read timeout",
+                 Fix("stackctl's nginx waits up to 3600 s between reads, so a timeout means the request stalled: check "
+                     "vLLM (`stackctl logs vllm --explain`, `stackctl status`) and its queue "
+                     "(vllm:num_requests_waiting on the dashboard); lower limits.max_concurrent in stack.yaml if "
+                     "requests pile up", key="limits.max_concurrent"), severity=Severity.advisory)
+
+
+def _nginx_body_too_large(evidence: Evidence) -> Diagnosis:
+    size = evidence.read(re.compile(r"too large body: (?P<bytes>\d+) bytes")).get("bytes")
+    shown = f" ({int(size) // (1024 * 1024)} MiB)" if size else ""
+    return found(evidence, Cause.nginx_body_too_large,
+                 f"a client sent a request body{shown} larger than nginx accepts: it got 413",
+                 Fix("stackctl's nginx accepts request bodies up to 64 MiB (client_max_body_size in "
+                     "nginx/stackctl-site.conf.j2): send fewer or smaller images/files in one request, or raise "
+                     "client_max_body_size there and `stackctl up`"), severity=Severity.advisory,
+                 **({"bytes": int(size)} if size else {}))
+
+
+def _nginx_upstream_host_unknown(evidence: Evidence) -> Diagnosis:
+    host = evidence.read(re.compile(r"host not found in upstream \"(?P<host>[^\"]+)\"")).get("host", "")
+    return found(evidence, Cause.nginx_upstream_host_unknown,
+                 f"nginx cannot resolve its upstream {host}, so it does not start",
+                 Fix(f"{f'{host} does not resolve here (`getent hosts {host}`): ' if host else ''}stackctl's "
+                     "upstreams are addresses: on one box 127.0.0.1, on a split stack the GPU hosts' address under "
+                     "hosts: in stack.yaml; use IP addresses there (or names this host resolves), then `stackctl up`",
+                     key="hosts"), **({"upstream": host} if host else {}))
+
+
+_ACME_DOMAIN = re.compile(r"Domain: (?P<domain>\S+)|for domain (?P<challenge>\S+)"
+                          r"|Failed authorization procedure\. ?(?P<procedure>[\w.-]+) \(http-01\)")
+
+
+def _certbot_challenge_unreachable(evidence: Evidence) -> Diagnosis:
+    domain = next(iter(evidence.all_found(_ACME_DOMAIN, "domain") or evidence.all_found(_ACME_DOMAIN, "challenge")
+                       or evidence.all_found(_ACME_DOMAIN, "procedure")), "")
+    return found(evidence, Cause.certbot_challenge_unreachable,
+                 f"Let's Encrypt could not fetch the HTTP challenge for {domain or 'the hostname'} from this host",
+                 Fix("the hostname in stack.yaml must resolve to this host's public address and port 80 must be "
+                     "open to the internet (firewall, cloud security group, router forwarding) with nginx serving "
+                     "it (ports.http); then `stackctl up` again", key="hostname"),
+                 **({"domain": domain} if domain else {}))
+
+
+def _certbot_dns_missing(evidence: Evidence) -> Diagnosis:
+    domain = evidence.read(re.compile(r"NXDOMAIN looking up (?:A|AAAA) for (?P<domain>[\w.-]+\w)")).get("domain", "")
+    return found(evidence, Cause.certbot_dns_missing,
+                 f"{domain or 'the hostname'} has no DNS record, so Let's Encrypt cannot validate it",
+                 Fix("create an A (and/or AAAA) record for hostname pointing at this host's public address, wait for "
+                     "it to resolve (`dig +short NAME`), or fix a typo in hostname in stack.yaml; then `stackctl up`",
+                     key="hostname"), **({"domain": domain} if domain else {}))
+
+
+def _certbot_rate_limited(evidence: Evidence) -> Diagnosis:
+    retry = evidence.read(re.compile(r"retry after (?P<after>[\d-]+ [\d:]+ UTC)")).get("after")
+    when = f"after {retry}" if retry else "later (Let's Encrypt's limits reset within a week)"
+    return found(evidence, Cause.certbot_rate_limited,
+                 "Let's Encrypt refused another certificate for this name: its rate limit is reached",
+                 Fix(f"retry {when}; keep the certificates you have (letsencrypt_dir, kept across `stackctl down`) "
+                     "instead of requesting new ones, and test against the staging server", key="letsencrypt_dir"),
+                 **({"retry_after": retry} if retry else {}))
+
+
+SIGNATURES: tuple[Signature, ...] = (
+    signature(Cause.nginx_certificate_missing,
+              r"cannot load certificate(?: key)? \"|BIO_new_file\(\"\S+\"\) failed", _nginx_certificate_missing),
+    signature(Cause.nginx_upstream_down,
+              r"connect\(\) failed \((?:111|113): [^)]*\) while connecting to upstream|no live upstreams while "
+              r"connecting to upstream", _nginx_upstream_down),
+    signature(Cause.nginx_upstream_timeout, r"upstream timed out \(110: [^)]*\) while reading", _nginx_upstream_timeout),
+    signature(Cause.nginx_body_too_large, r"client intended to send too large body", _nginx_body_too_large),
+    signature(Cause.nginx_upstream_host_unknown, r"host not found in upstream", _nginx_upstream_host_unknown),
+    signature(Cause.certbot_challenge_unreachable,
+              r"Timeout during connect|Invalid response from https?://\S+/\.well-known/acme-challenge"
+              r"|Connection refused.*acme-challenge|The server could not connect to the client to verify the domain",
+              _certbot_challenge_unreachable),
+    signature(Cause.certbot_challenge_unreachable, r"Certbot failed to authenticate some domains|Some challenges have "
+              r"failed", _certbot_challenge_unreachable, CONSEQUENCE),
+    signature(Cause.certbot_dns_missing, r"DNS problem: NXDOMAIN looking up (?:A|AAAA) for", _certbot_dns_missing),
+    signature(Cause.certbot_rate_limited,
+              r"too many certificates (?:\(\d+\) )?already issued|error:rateLimited|rateLimited ::",
+              _certbot_rate_limited),
+)

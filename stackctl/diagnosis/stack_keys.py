@@ -1,0 +1,69 @@
+"""Where stack.yaml sets what a log names: the key behind a vLLM flag, where a variable, a package
+or a file goes, said in the words a fix sentence uses."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from stackctl.diagnosis.remedy import Remedy, RemedyKind
+
+EXTRA_ARGS = "vllm.extra_args"
+ENVIRONMENT = "vllm.environment"
+
+# vLLM flags stack.yaml sets with a key of its own; every other flag goes in vllm.extra_args.
+VLLM_FLAG_KEYS = {
+    "--max-model-len": "vllm.max_model_len",
+    "--max-num-seqs": "vllm.max_num_seqs",
+    "--gpu-memory-utilization": "vllm.gpu_memory_utilization",
+    "--model": "vllm.model_path",
+    "--served-model-name": "served_model_name",
+    "--port": "ports.vllm",
+}
+# Services whose flags come from the engine's command line that stack.yaml extends.
+_ENGINE_SERVICES = frozenset({"vllm", "ray-head", "ray-worker"})
+
+
+@dataclass(frozen=True)
+class Placement:
+    """How to apply a remedy in stackctl: the stack.yaml key (if one sets it) and the sentence."""
+
+    key: str | None
+    text: str
+
+
+def placement(remedy: Remedy, service: str) -> Placement:
+    engine = service in _ENGINE_SERVICES
+    value = f" {remedy.value}" if remedy.value else ""
+    if remedy.kind is RemedyKind.flag and engine:
+        key = VLLM_FLAG_KEYS.get(remedy.name)
+        if key:
+            return Placement(key, f"set {key} in stack.yaml ({remedy.name}{value})")
+        return Placement(EXTRA_ARGS, f"add {remedy.name}{value} to {EXTRA_ARGS} in stack.yaml")
+    if remedy.kind is RemedyKind.env and engine:
+        setting = f"{remedy.name}: {remedy.value}" if remedy.value else f"{remedy.name}: <value>"
+        return Placement(ENVIRONMENT, f"set {remedy.name} under {ENVIRONMENT} in stack.yaml ({setting})")
+    if remedy.kind is RemedyKind.package and engine:
+        return Placement("images.vllm", f"vLLM's engine lacks {remedy.name}: use an images.vllm that includes it "
+                                        "(native runtime: install it into the engine's venv, or "
+                                        "`stackctl install-engine` again)")
+    if remedy.kind is RemedyKind.file:
+        return Placement(_file_key(remedy.name, service), f"make {remedy.name} exist and readable where {service} "
+                                                          "runs")
+    if remedy.kind is RemedyKind.directive:
+        return Placement(None, f"the log names {service}'s `{remedy.name}` setting: stackctl renders {service}'s "
+                               f"configuration, so report it if the rendered one needs a change")
+    if remedy.kind is RemedyKind.env:
+        return Placement(None, f"set {remedy.name}{'=' + remedy.value if remedy.value else ''} in {service}'s "
+                               "environment")
+    return Placement(None, f"{'add ' if remedy.kind is RemedyKind.flag else 'install '}{remedy.name}{value} "
+                           f"where {service} runs")
+
+
+def _file_key(path: str, service: str) -> str | None:
+    if "letsencrypt" in path or path.endswith((".pem", ".crt", ".key")):
+        return "letsencrypt_dir"
+    if "huggingface" in path or "/hub/" in path:
+        return "hf_cache"
+    if service in _ENGINE_SERVICES and path.endswith(("config.json", ".safetensors", "tokenizer.json")):
+        return "vllm.model_path"
+    return None

@@ -1,0 +1,21 @@
+"""benchmarks/diagnosis_coverage.py runs and prints both figures; every log the signatures were
+built from keeps its fix (the held-out figure is reported, not pinned)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+_ROOT = Path(__file__).resolve().parents[3]
+
+
+def test_the_benchmark_prints_both_figures_and_misses_nothing_of_the_own_set():
+    done = subprocess.run([sys.executable, "benchmarks/diagnosis_coverage.py"], cwd=_ROOT, capture_output=True,
+                          text=True, timeout=300, check=True)
+    own = re.search(r"^own set .*: (\d+)/(\d+) = ", done.stdout, re.MULTILINE)
+    held = re.search(r"^held-out .*: (\d+)/(\d+) = [\d.]+% with the right fix named", done.stdout, re.MULTILINE)
+    assert own and held, done.stdout
+    assert own[1] == own[2] and "own miss" not in done.stdout, done.stdout
+    assert int(held[2]) == len(list((_ROOT / "tests/data/heldout_failures").glob("*.log"))) >= 60

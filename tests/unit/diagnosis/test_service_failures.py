@@ -1,0 +1,127 @@
+"""Real failure logs of every service the stack runs (Docker and the NVIDIA container runtime,
+nginx, certbot, Prometheus, Grafana, node-exporter, supervisord, and vLLM's request-time and newer
+start failures), each class built from several public reports: each is diagnosed with the fix in
+stackctl's terms. The held-out set (tests/data/heldout_failures) is measured, never asserted
+here: benchmarks/diagnosis_coverage.py prints both figures."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pytest
+
+from stackctl.diagnosis import Cause, DiagnosisContext, Severity, diagnose_log
+from tests.unit.diagnosis.real_logs import (
+    FAILURE_LOGS,
+    SERVICE_FAILURES,
+    expected_class,
+    read_headers,
+)
+
+C, ADVISORY = Cause, Severity.advisory
+
+
+@dataclass(frozen=True)
+class Expect:
+    key: str | None = None
+    flag: str | None = None
+    env: str | None = None
+    severity: Severity = Severity.fatal
+    # Words the fix sentence must carry (the command or setting the user acts on).
+    says: tuple[str, ...] = ()
+    values: dict = field(default_factory=dict)
+
+
+BY_CLASS: dict[Cause, Expect] = {
+    C.cuda_forked_subprocess: Expect("vllm.environment", env="VLLM_WORKER_MULTIPROC_METHOD", says=("spawn",)),
+    C.supervisor_spawn_failed: Expect(),
+    C.attention_sinks_unsupported: Expect("vllm.extra_args", "--attention-backend"),
+    C.container_cuda_requirement: Expect("images.vllm", says=("driver",)),
+    C.no_gpu_runtime: Expect(says=("nvidia-ctk runtime configure", "cdi generate")),
+    C.gpu_driver_not_loaded: Expect(says=("nvidia-smi",)),
+    C.driver_library_mismatch: Expect(says=("reboot",)),
+    C.wrong_architecture: Expect("images.{service}", says=("uname -m",)),
+    C.image_pull_denied: Expect("images.vllm", says=("docker login",)),
+    C.docker_permission: Expect("runtime", says=("usermod -aG docker",)),
+    C.docker_not_running: Expect("runtime", says=("systemctl enable --now docker",)),
+    C.docker_disk_full: Expect(says=("docker system df", "data-root")),
+    C.mount_propagation: Expect("services.monitoring", says=("mount --make-rshared",)),
+    C.harmony_vocab_offline: Expect("vllm.environment", env="TIKTOKEN_ENCODINGS_BASE", says=("o200k_base.tiktoken",)),
+    C.request_context_overflow: Expect("vllm.max_model_len", severity=ADVISORY),
+    C.system_message_position: Expect(severity=ADVISORY, says=("--system-placement in-place",)),
+    C.tool_parser_failure: Expect("vllm.extra_args", "--tool-call-parser", severity=ADVISORY),
+    C.chat_template_missing: Expect("vllm.extra_args", "--chat-template", severity=ADVISORY),
+    C.nginx_certificate_missing: Expect("letsencrypt_dir", says=("sudo certbot certificates",)),
+    C.nginx_upstream_down: Expect("ports.proxy", severity=ADVISORY, says=("stackctl logs filter-proxy",)),
+    C.nginx_upstream_timeout: Expect("limits.max_concurrent", severity=ADVISORY),
+    C.nginx_body_too_large: Expect(severity=ADVISORY, says=("client_max_body_size",)),
+    C.nginx_upstream_host_unknown: Expect("hosts", says=("getent hosts",)),
+    C.certbot_challenge_unreachable: Expect("hostname", says=("port 80",)),
+    C.certbot_dns_missing: Expect("hostname", says=("A (and/or AAAA) record",)),
+    C.certbot_rate_limited: Expect("letsencrypt_dir", says=("retry",)),
+    C.prometheus_storage_permission: Expect("images.prometheus", says=("65534",)),
+    C.prometheus_storage_locked: Expect(says=("other Prometheus", "NFS")),
+    C.grafana_data_permission: Expect("images.grafana", says=("472",)),
+    C.grafana_datasource_provisioning: Expect(says=("isDefault",)),
+    C.supervisor_gave_up: Expect(says=("--explain",)),
+    C.supervisor_command_missing: Expect(says=("stackctl install-engine",)),
+}
+# What single logs state beyond their class (the values read from them).
+VALUES: dict[str, dict] = {
+    "container_cuda_requirement__dashdot-issue-1226": {"cuda": "12.8", "min_driver": 570},
+    "container_cuda_requirement__llama-cpp-issue-9665": {"cuda": "12.6", "min_driver": 560},
+    "container_cuda_requirement__vortex-issue-106": {"cuda": "10.2"},
+    "gpu_driver_not_loaded__docker-wine-steam-issue-15": {"device": "/dev/nvidia-uvm"},
+    "image_pull_denied__vila-issue-147": {"image": "vila-server"},
+    "mount_propagation__hyperdrive-issue-96": {"path": "/proc"},
+    # The latest of the log's two refusals.
+    "request_context_overflow__llama-verifications-issue-58": {"window": 131072, "prompt": 152548},
+    "request_context_overflow__vllm-issue-20409": {"window": 16384, "prompt": 112946, "completion": 10000},
+    "tool_parser_failure__vllm-issue-26561": {"parser": "hermes"},
+    "nginx_upstream_host_unknown__piped-issue-3679": {"upstream": "pipedfrontend:80"},
+    "certbot_dns_missing__plexactyl-issue-15": {"domain": "client.bytehosting.us"},
+    "supervisor_gave_up__supervisor-issue-578": {"program": "shadowsocks", "exit_status": 1},
+    "supervisor_command_missing__supervisor-issue-748": {"command": "ssserver"},
+    "supervisor_spawn_failed__supervisor-issue-1383": {"target": "mytool", "errno": "EACCES"},
+    "supervisor_spawn_failed__azuracast-issue-1701": {"target": "/var/azuracast/stations/rush/config",
+                                                      "errno": "EACCES"},
+    "grafana_data_permission__varken-issue-178": {"path": "/config/data"},
+}
+LOGS = sorted(SERVICE_FAILURES.glob("*.log"))
+
+
+def test_every_class_is_built_from_several_reports():
+    built_from = [*LOGS, *FAILURE_LOGS.glob("*.log")]
+    counts = {cause: sum(expected_class(path) == cause.name for path in built_from) for cause in BY_CLASS}
+    assert {cause.name: n for cause, n in counts.items() if n < 2} == {}
+    assert {expected_class(path) for path in LOGS} <= {cause.name for cause in BY_CLASS}
+
+
+@pytest.mark.parametrize("path", LOGS, ids=lambda path: path.stem)
+def test_each_services_real_failure_is_diagnosed_with_its_fix_in_stackctls_terms(path):
+    headers, lines = read_headers(path)
+    cause = Cause[expected_class(path)]
+    expect = BY_CLASS[cause]
+    diagnosis = diagnose_log(lines, DiagnosisContext(service=headers["service"]))
+    assert diagnosis is not None and diagnosis.cause is cause, diagnosis
+    assert diagnosis.severity is expect.severity
+    fix = diagnosis.fix
+    key = expect.key.format(service=headers["service"]) if expect.key else None
+    assert (fix.key, fix.flag, fix.env) == (key, expect.flag, expect.env)
+    for named in (fix.key, fix.flag, fix.env, *expect.says):
+        if named:
+            assert named in fix.text, f"{named!r} missing from: {fix.text}"
+    for name, value in {**expect.values, **VALUES.get(path.stem, {})}.items():
+        assert diagnosis.values.get(name) == value, name
+
+
+def test_a_failed_start_with_a_request_error_in_its_log_still_leads_with_what_stopped_it():
+    request = ["ERROR 01-01 [serving_chat.py:1] Error in preprocessing prompt inputs",
+               ("ValueError: This model's maximum context length is 4096 tokens. However, you requested 5000 tokens "
+               "(4000 in the messages, 1000 in the completion). Please reduce the length of the messages or completion.")]
+    crash = ["Traceback (most recent call last):", '  File "x.py", line 1, in run',
+             "RuntimeError: CUDA error: an illegal memory access was encountered"]
+    diagnosis = diagnose_log([*request, *crash])
+    assert diagnosis.cause is Cause.unrecognised and "illegal memory access" in diagnosis.summary
+    # The request's own traceback alone is the known warning, not "stopped on".
+    assert diagnose_log(request).cause is Cause.request_context_overflow
