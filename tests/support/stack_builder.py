@@ -9,11 +9,12 @@ from pathlib import Path
 import yaml
 
 from stackctl.config import RuntimeName, StackConfig
-from stackctl.envfile import ensure_secrets
+from stackctl.envfile import ensure_secrets, read_env
 from stackctl.layout import StackLayout
 from stackctl.render import render_project
 from stackctl.services import Service
 from stackctl.stack import Stack
+from stackctl.usecases.init_stack import DEMO_CHOICES, init_stack
 
 
 def make_stack(tmp_path: Path, runtime: str = "compose", *, host: str | None = None, root: Path | None = None,
@@ -26,6 +27,18 @@ def make_stack(tmp_path: Path, runtime: str = "compose", *, host: str | None = N
     layout = StackLayout(root)
     ensure_secrets(layout.env_file)
     return Stack.load(layout, host=host)
+
+
+def make_demo_stack(tmp_path: Path) -> Stack:
+    """The demo stack as `stackctl init --demo` writes it (in tmp_path/stack), loaded."""
+    layout = StackLayout(tmp_path / "stack")
+    init_stack(layout, dict(DEMO_CHOICES))
+    return Stack.load(layout)
+
+
+def first_client_key(stack: Stack) -> str:
+    """The first client key in the stack's .env (STACKCTL_PROXY_KEYS)."""
+    return read_env(stack.layout.env_file)["STACKCTL_PROXY_KEYS"].split(",")[0].split("=", 1)[1]
 
 
 @dataclass(frozen=True)
