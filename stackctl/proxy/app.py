@@ -11,7 +11,9 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
 
+from stackctl.proxy.admission import AdmissionGate, LocalGate
 from stackctl.proxy.anthropic.routes import AnthropicRoutes
 from stackctl.proxy.anthropic.web_search.ddgs_search import DdgsSearch
 from stackctl.proxy.anthropic.web_search.search_backend import SearchBackend
@@ -29,6 +31,7 @@ from stackctl.proxy.rate_limits import KeyLimiter
 from stackctl.proxy.responses.routes import RESPONSES_ROUTE, ResponsesRoutes
 from stackctl.proxy.route import RouteSpec, wrap
 from stackctl.proxy.settings import ProxySettings
+from stackctl.proxy.streaming import SERVER_SEND
 
 
 def build_search_backend(settings: ProxySettings) -> SearchBackend | None:
@@ -45,10 +48,19 @@ def create_app(
     settings: ProxySettings,
     *,
     search_backend: SearchBackend | None = None,
+    gate: AdmissionGate | None = None,
+    worker: int | None = None,
 ) -> Starlette:
-    """`search_backend` replaces the one `settings` name (tests, or a custom service)."""
+    """`search_backend` replaces the one `settings` name (tests, or a custom service); `gate`
+    the limits of this process (a worker's shared one, workers.py); `worker` is the worker's
+    number, told by /health."""
     backend = Backend(settings.backend_url, api_key=settings.backend_api_key)
     limits = settings.limits
+    if gate is None:
+        queue = BackendQueueWatch(
+            backend, max_waiting=limits.max_backend_waiting, poll_s=limits.backend_poll_s
+        )
+        gate = LocalGate(KeyLimiter(limits), queue)
     context = ProxyContext(
         settings=settings,
         backend=backend,
@@ -57,10 +69,7 @@ def create_app(
         metrics=ProxyMetrics(
             key_names=tuple(settings.api_keys) if settings.auth_enabled else (ANONYMOUS,)
         ),
-        limiter=KeyLimiter(limits),
-        queue=BackendQueueWatch(
-            backend, max_waiting=limits.max_backend_waiting, poll_s=limits.backend_poll_s
-        ),
+        gate=gate,
         search=search_backend if search_backend is not None else build_search_backend(settings),
     )
     anthropic = AnthropicRoutes(context)
@@ -68,7 +77,7 @@ def create_app(
     responses = ResponsesRoutes(context)
 
     async def health(request: Request) -> Response:
-        return JSONResponse({"status": "ok"})
+        return JSONResponse({"status": "ok"} if worker is None else {"status": "ok", "worker": worker})
 
     async def metrics(request: Request) -> Response:
         # Open like /health: Prometheus scrapes it over loopback; it holds no secrets.
@@ -91,14 +100,13 @@ def create_app(
             auth,
             search,
         )
-        watcher = asyncio.create_task(context.queue.run()) if context.queue.enabled else None
+        watcher = asyncio.create_task(context.gate.run())
         try:
             yield
         finally:
-            if watcher is not None:
-                watcher.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await watcher
+            watcher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await watcher
             await context.backend.aclose()
             if context.search is not None:
                 await context.search.aclose()
@@ -124,7 +132,7 @@ def create_app(
         Route("/health", health, methods=["GET"]),
         Route("/metrics", metrics, methods=["GET"]),
     ]
-    app = Starlette(
+    app = ProxyApp(
         routes=routes,
         lifespan=lifespan,
         exception_handlers={
@@ -134,6 +142,15 @@ def create_app(
     )
     app.state.context = context
     return app
+
+
+class ProxyApp(Starlette):
+    """Starlette, leaving the server's own `send` in the scope for streamed bodies
+    (streaming.py: each token then skips Starlette's two send wrappers)."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        scope[SERVER_SEND] = send
+        await super().__call__(scope, receive, send)
 
 
 def _api_for(request: Request) -> ApiFormat:

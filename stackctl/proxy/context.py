@@ -7,15 +7,14 @@ import logging
 import time
 from dataclasses import dataclass, field
 
+from stackctl.proxy.admission import AdmissionGate
 from stackctl.proxy.anthropic.web_search.search_backend import SearchBackend
 from stackctl.proxy.auth import KeyChecker
 from stackctl.proxy.backend.client import Backend
-from stackctl.proxy.backend.queue_watch import BackendQueueWatch
 from stackctl.proxy.backend.window_fit import WindowFit
 from stackctl.proxy.errors import ProxyError
 from stackctl.proxy.metrics import ProxyMetrics
 from stackctl.proxy.model_router import ModelRouter
-from stackctl.proxy.rate_limits import KeyLimiter
 from stackctl.proxy.settings import ProxySettings
 
 log = logging.getLogger("stackctl.proxy")
@@ -31,8 +30,7 @@ class ProxyContext:
     router: ModelRouter
     keys: KeyChecker
     metrics: ProxyMetrics
-    limiter: KeyLimiter
-    queue: BackendQueueWatch
+    gate: AdmissionGate  # per-key limits and back-pressure (admission.py)
     search: SearchBackend | None = None  # None: web search is off
     fit: WindowFit = field(default_factory=WindowFit)
     _refreshed_at: float = field(default=-1e9)

@@ -13,12 +13,14 @@ from stackctl.proxy.backend.fitted_calls import FittedCalls, Refused, asked_outp
 from stackctl.proxy.context import ProxyContext
 from stackctl.proxy.errors import InvalidRequest
 from stackctl.proxy.http_io import json_response, parse_json_object
-from stackctl.proxy.openai.stream import OpenAIRelay, count_usage
+from stackctl.proxy.openai.stream import OpenAIRelay, count_usage, error_chunk
 from stackctl.proxy.openai.tool_calls_cleanup import strip_empty_tool_calls
 from stackctl.proxy.route import Exchange
 from stackctl.proxy.streaming import Stream
 
 _EPOCH = "1970-01-01T00:00:00Z"
+# The proxy stopping mid-reply (a restart): an error chunk, which the OpenAI SDK raises.
+INTERRUPTED = error_chunk("the filter-proxy restarted mid-reply; the reply is incomplete: retry the request")
 
 
 class OpenAIRoutes:
@@ -93,7 +95,7 @@ class OpenAIRoutes:
             if isinstance(upstream, Refused):
                 return _relayed(upstream.content, upstream.status, upstream.content_type)
             relay = OpenAIRelay(upstream, backend=context.backend, timer=exchange.timer)
-            return Stream(relay.produce, close=upstream.aclose)
+            return Stream(relay.produce, close=upstream.aclose, interrupted=INTERRUPTED)
         reply = await calls.request(path, body, payload)
         if isinstance(reply, Refused):
             return _relayed(reply.content, reply.status, reply.content_type)
