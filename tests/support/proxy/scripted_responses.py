@@ -54,7 +54,8 @@ def user_text(payload: dict[str, Any]) -> str:
             if isinstance(content, str):
                 texts.append(content)
             elif isinstance(content, list):
-                # Only text parts count: a hostile-input test's part may carry any value there.
+                # Only text parts count: the backend keeps every request of a session, hostile
+                # ones too (a part's text may be any value there).
                 texts += [part["text"] for part in content if isinstance(part, dict) and isinstance(part.get("text"), str)]
     return "\n".join(texts)
 
