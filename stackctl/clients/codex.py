@@ -6,9 +6,21 @@ window for a model it has no metadata for)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import tomlkit
+from tomlkit.exceptions import TOMLKitError
+
+from stackctl.clients.config_file import (
+    ConfigFile,
+    ConnectError,
+    Document,
+    KeyPaths,
+    export_lines,
+    merge_into,
+)
 from stackctl.clients.connection import Connection
 from stackctl.clients.recipe import KEY_VARIABLE, PROVIDER_ID, ClientConfig, ClientRecipe
 
@@ -32,6 +44,28 @@ def codex_document(connection: Connection) -> dict[str, Any]:
     }
 
 
+class CodexToml(ConfigFile):
+    """config.toml, merged into its own text: the user's comments, order and other settings kept
+    (tomlkit)."""
+
+    def dumps(self, document: Document) -> str:
+        return tomlkit.dumps(document)
+
+    def merged(self, text: str, document: Document, replace: KeyPaths, path: Path) -> str:
+        try:
+            existing = tomlkit.parse(text)
+        except TOMLKitError as error:
+            raise ConnectError(f"{path} is not valid TOML ({error}); fix it, or add the printed "
+                               "settings by hand") from None
+        merge_into(existing, document, replace)
+        return tomlkit.dumps(existing)
+
+    def shown(self, document: Document, env: Mapping[str, str]) -> str:
+        # The key stays out of the file: Codex reads it from the variable its provider names.
+        exports = export_lines(env)
+        return self.dumps(document) + (f"\n# and in the shell Codex runs from:\n{exports}" if exports else "")
+
+
 class Codex(ClientRecipe):
     name = "codex"
 
@@ -39,7 +73,7 @@ class Codex(ClientRecipe):
         return ClientConfig(self.name, home / ".codex" / "config.toml",
                             f"codex, with {KEY_VARIABLE} set to the client key (`connect key --show-key` prints it)",
                             env={KEY_VARIABLE: connection.key.value}, document=codex_document(connection),
-                            replace=(("model_providers", PROVIDER_ID),), key=connection.key, toml=True)
+                            replace=(("model_providers", PROVIDER_ID),), key=connection.key, file=CodexToml())
 
 
 RECIPE = Codex()

@@ -1,18 +1,16 @@
-"""A client's recipe and the configuration it makes: environment variables, or a JSON (or TOML)
-document merged into the client's own config file."""
+"""A client's recipe and the configuration it makes: environment variables, or a document merged
+into the client's own config file (its format: config_file.py)."""
 
 from __future__ import annotations
 
 import json
-import shlex
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
-import tomlkit
-
+from stackctl.clients.config_file import ENV_FILE, JSON_FILE, ConfigFile
 from stackctl.clients.connection import ClientKey, Connection
 
 PROVIDER_ID = "stackctl"  # the provider's name in opencode, OpenClaw and Codex configs
@@ -21,8 +19,8 @@ KEY_VARIABLE = "STACKCTL_API_KEY"  # where a client reads the key from its envir
 
 @dataclass(frozen=True)
 class ClientConfig:
-    """One client's configuration: environment variables, or a JSON (or TOML) document merged
-    into its config file (`replace`: the key paths written whole, everything else merged)."""
+    """One client's configuration: environment variables, and the document merged into its
+    config file (`replace`: the key paths written whole, everything else merged)."""
 
     client: str
     path: Path  # where --write puts it
@@ -31,22 +29,22 @@ class ClientConfig:
     document: Mapping[str, Any] = field(default_factory=dict)
     replace: tuple[tuple[str, ...], ...] = ()
     key: ClientKey | None = None
-    toml: bool = False  # the document is TOML (Codex's config.toml), not JSON
+    file: ConfigFile = JSON_FILE  # the format of `path`
 
     def text(self, *, show_key: bool) -> str:
-        """What `connect` prints: export lines, JSON or TOML; the key masked unless `show_key`."""
+        """What `connect` prints: export lines, or the document in its file's format; the key
+        masked unless `show_key`."""
         masked = self if show_key or self.key is None else self._with_key_masked()
-        exports = "\n".join(f"export {name}={shlex.quote(value)}" for name, value in masked.env.items())
-        if self.toml:
-            return tomlkit.dumps(masked.document) + (f"\n# and in the shell Codex runs from:\n{exports}" if exports else "")
-        return exports or json.dumps(masked.document, indent=2)
+        return self.file.shown(masked.document, masked.env)
+
+    def file_text(self, current: str, path: Path) -> str:
+        """What --write leaves in `path`, which holds `current` ("" when there is no file yet)."""
+        return self.file.merged(current, self.document, self.replace, path)
 
     @property
     def file_holds_key(self) -> bool:
         """Whether what --write puts in the file holds the key (Codex reads it from the environment)."""
-        if self.key is None:
-            return False
-        return not self.document or self.key.value in json.dumps(self.document)
+        return self.key is not None and self.key.value in json.dumps(self.document)
 
     def _with_key_masked(self) -> ClientConfig:
         assert self.key is not None
@@ -76,6 +74,7 @@ class SdkRecipe(ClientRecipe):
         """The variables the SDK reads (its base URL and key)."""
 
     def config(self, connection: Connection, home: Path) -> ClientConfig:
+        env = self.environment(connection)
         return ClientConfig(self.name, home / ".config" / "stackctl" / f"{self.name}.env",
                             f"an {self.sdk} SDK client with model={connection.model!r}",
-                            env=self.environment(connection), key=connection.key)
+                            env=env, document=env, key=connection.key, file=ENV_FILE)

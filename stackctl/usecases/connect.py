@@ -1,6 +1,7 @@
 """`stackctl connect CLIENT`: find where clients reach this stack's filter-proxy (the LAN address
 or the HTTPS hostname, a client key from .env, the served model and its window) and write a
-client's configuration into its file. The recipes themselves live in stackctl/clients/.
+client's configuration into its file. The recipes, and how each merges into its client's file,
+live in stackctl/clients/.
 
 The key is read from .env (STACKCTL_PROXY_KEYS) and stays out of everything printed unless asked
 for; a written file that holds it is made readable by its owner only.
@@ -12,25 +13,17 @@ import json
 import os
 import shlex
 import socket
-from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
-
-import tomlkit
-from tomlkit.exceptions import TOMLKitError
 
 from stackctl.clients import ClientConfig, ClientKey, Connection
+from stackctl.clients.config_file import ConnectError
 from stackctl.envfile import read_env
-from stackctl.errors import ConfigError, StackError
+from stackctl.errors import ConfigError
 from stackctl.stack import Stack
 from stackctl.usecases.endpoint import Endpoint, endpoint_of
 
 _KEYS = "STACKCTL_PROXY_KEYS"
-
-
-class ConnectError(StackError):
-    """A client configuration could not be made or written."""
 
 
 def connection_of(stack: Stack, *, key_name: str | None = None, host: str | None = None) -> Connection:
@@ -91,13 +84,7 @@ def write_client_config(config: ClientConfig, path: Path | None = None) -> Writt
     """Merge the configuration into its file (created if missing), owner-only: it holds a key."""
     target = Path(path or config.path).expanduser()
     created = not target.exists()
-    if config.toml:
-        body = _merged_toml("" if created else _read_text(target), target, config)
-    elif config.env and not config.document:
-        body = "".join(f"{name}={shlex.quote(value)}\n" for name, value in config.env.items())
-    else:
-        existing = {} if created else _read_json(target)
-        body = json.dumps(_merged(existing, config.document, config.replace), indent=2) + "\n"
+    body = config.file_text("" if created else _read_text(target), target)
     target.parent.mkdir(parents=True, exist_ok=True)
     descriptor = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(descriptor, "w") as handle:
@@ -109,49 +96,5 @@ def write_client_config(config: ClientConfig, path: Path | None = None) -> Writt
 def _read_text(path: Path) -> str:
     try:
         return path.read_text()
-    except OSError as error:
+    except (OSError, UnicodeDecodeError) as error:
         raise ConnectError(f"cannot read {path} ({error}); pass --path for a file of its own") from None
-
-
-def _merged_toml(text: str, path: Path, config: ClientConfig) -> str:
-    """The document merged into the TOML file's own text: the user's comments, order and other
-    settings kept (tomlkit), the key paths in `replace` written whole."""
-    try:
-        existing = tomlkit.parse(text)
-    except TOMLKitError as error:
-        raise ConnectError(f"{path} is not valid TOML ({error}); fix it, or add the printed "
-                           "settings by hand") from None
-
-    def merge(into: Any, new: Mapping[str, Any], at: tuple[str, ...]) -> None:
-        for key, value in new.items():
-            here = (*at, key)
-            if isinstance(value, Mapping) and isinstance(into.get(key), Mapping) and here not in config.replace:
-                merge(into[key], value, here)
-            else:
-                into[key] = value
-
-    merge(existing, config.document, ())
-    return tomlkit.dumps(existing)
-
-
-def _read_json(path: Path) -> dict[str, Any]:
-    try:
-        document = json.loads(path.read_text())
-    except (OSError, ValueError) as error:
-        raise ConnectError(f"{path} is not plain JSON ({error}); add the printed entry by hand, "
-                           "or pass --path for a file of its own") from None
-    if not isinstance(document, dict):
-        raise ConnectError(f"{path} does not hold a JSON object; pass --path for a file of its own")
-    return document
-
-
-def _merged(existing: Mapping[str, Any], new: Mapping[str, Any], replace: tuple[tuple[str, ...], ...],
-            at: tuple[str, ...] = ()) -> dict[str, Any]:
-    merged = dict(existing)
-    for key, value in new.items():
-        path = (*at, key)
-        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping) and path not in replace:
-            merged[key] = _merged(merged[key], value, replace, path)
-        else:
-            merged[key] = value
-    return merged

@@ -157,7 +157,7 @@ def test_codex_settings_merge_into_the_users_config_toml_comments_and_all(demo, 
 def test_every_client_module_is_a_registered_recipe(demo):
     # Adding a client is adding its module to stackctl/clients/ and its line in RECIPES.
     folder = Path(stackctl.clients.__file__).parent
-    modules = {path.stem for path in folder.glob("*.py")} - {"__init__", "connection", "recipe"}
+    modules = {path.stem for path in folder.glob("*.py")} - {"__init__", "config_file", "connection", "recipe"}
     assert {type(recipe).__module__.rsplit(".", 1)[1] for recipe in RECIPES.values()} == modules
     assert all(name == recipe.name for name, recipe in RECIPES.items())
     with pytest.raises(ConfigError, match="unknown client 'cursor'; one of: claude-code, opencode, openclaw"):
