@@ -6,15 +6,26 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
 import yaml
 
-from stackctl.config import RuntimeName, StackConfig
+from stackctl.config import RuntimeName, StackConfig, parse_stack_config
 from stackctl.envfile import ensure_secrets, read_env
+from stackctl.errors import ConfigError
 from stackctl.layout import StackLayout
 from stackctl.render import render_project
 from stackctl.services import Service
 from stackctl.stack import Stack
 from stackctl.usecases.init_stack import DEMO_CHOICES, init_stack
+
+
+def config_error(document: dict) -> str:
+    """The one-line message (exit code 2) with which stack.yaml's `document` is refused."""
+    with pytest.raises(ConfigError) as caught:
+        parse_stack_config(document)
+    message = str(caught.value)
+    assert "\n" not in message and caught.value.exit_code == 2
+    return message
 
 
 def make_stack(tmp_path: Path, runtime: str = "compose", *, host: str | None = None, root: Path | None = None,

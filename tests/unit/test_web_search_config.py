@@ -4,17 +4,8 @@ import pytest
 import yaml
 
 from stackctl.config import parse_stack_config
-from stackctl.errors import ConfigError
 from stackctl.layout import StackLayout
-from tests.support.stack_builder import render_into
-
-
-def error_for(data: dict) -> str:
-    with pytest.raises(ConfigError) as caught:
-        parse_stack_config(data)
-    message = str(caught.value)
-    assert "\n" not in message
-    return message
+from tests.support.stack_builder import config_error, render_into
 
 
 def test_web_search_defaults_to_ddgs():
@@ -41,7 +32,7 @@ def test_searxng_with_its_url():
     ],
 )
 def test_bad_web_search_sections_name_the_problem(section, expected):
-    assert expected in error_for({"web_search": section})
+    assert expected in config_error({"web_search": section})
 
 
 @pytest.mark.parametrize("runtime", ["compose", "native"])

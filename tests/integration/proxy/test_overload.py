@@ -4,7 +4,6 @@ every refusal by reason and key."""
 
 from __future__ import annotations
 
-import re
 import threading
 from dataclasses import replace
 
@@ -32,13 +31,6 @@ def ask(text: str, **extra: object) -> dict[str, object]:
 
 def chat(text: str, **extra: object) -> dict[str, object]:
     return {"model": "gpt-4o", "messages": [{"role": "user", "content": text}], **extra}
-
-
-def metric(proxy: RunningProxy, name: str, **labels: str) -> float:
-    text = httpx.get(proxy.base_url + "/metrics").text
-    wanted = ",".join(f'{k}="{v}"' for k, v in sorted(labels.items()))
-    match = re.search("^" + re.escape(f"{name}{{{wanted}}}") + r" ([0-9.e+]+)$", text, re.MULTILINE)
-    return float(match.group(1)) if match else 0.0
 
 
 def test_a_key_over_its_concurrency_gets_429_in_its_api_shape(start_proxy, base_settings) -> None:  # type: ignore[no-untyped-def]
@@ -73,12 +65,12 @@ def test_a_key_over_its_concurrency_gets_429_in_its_api_shape(start_proxy, base_
             .input_tokens
         )
     # The stream ended (client left): once the proxy has noticed, the slot is free again.
-    assert eventually(lambda: metric(proxy, "stackctl_proxy_in_flight", route="/v1/messages") == 0, timeout_s=10.0)
+    assert eventually(lambda: proxy.metric("stackctl_proxy_in_flight", route="/v1/messages") == 0, timeout_s=10.0)
     assert proxy.anthropic().messages.create(**ask("scenario:text")).content
-    assert metric(proxy, "stackctl_proxy_rejections_total", key="alice", reason="concurrent") == 2
+    assert proxy.metric("stackctl_proxy_rejections_total", key="alice", reason="concurrent") == 2
     requests = "stackctl_proxy_requests_total"
-    assert metric(proxy, requests, key="alice", route="/v1/messages", status="429") == 1
-    assert metric(proxy, "stackctl_proxy_in_flight", route="/v1/messages") == 0
+    assert proxy.metric(requests, key="alice", route="/v1/messages", status="429") == 1
+    assert proxy.metric("stackctl_proxy_in_flight", route="/v1/messages") == 0
 
 
 def test_requests_and_tokens_per_minute(start_proxy, base_settings) -> None:  # type: ignore[no-untyped-def]
@@ -102,17 +94,17 @@ def test_requests_and_tokens_per_minute(start_proxy, base_settings) -> None:  # 
     with bob.messages.stream(**ask("scenario:text")) as stream:
         stream.get_final_message()
     # Usage is charged when the proxy has finished the stream, a moment after the client has it.
-    assert eventually(lambda: metric(proxy, "stackctl_proxy_in_flight", route="/v1/messages") == 0, timeout_s=10.0)
+    assert eventually(lambda: proxy.metric("stackctl_proxy_in_flight", route="/v1/messages") == 0, timeout_s=10.0)
     with pytest.raises(anthropic.RateLimitError) as refused:
         bob.messages.create(**ask("scenario:text"))
     assert "50 tokens per minute" in refused.value.message
     assert 55 <= int(refused.value.response.headers["retry-after"]) <= 60
     assert (
-        metric(proxy, "stackctl_proxy_rejections_total", key="alice", reason="requests_per_minute")
+        proxy.metric("stackctl_proxy_rejections_total", key="alice", reason="requests_per_minute")
         == 1
     )
     assert (
-        metric(proxy, "stackctl_proxy_rejections_total", key="bob", reason="tokens_per_minute") == 1
+        proxy.metric("stackctl_proxy_rejections_total", key="bob", reason="tokens_per_minute") == 1
     )
 
 
@@ -158,7 +150,7 @@ def test_a_long_backend_queue_turns_new_requests_away_and_lets_running_streams_f
         backend.waiting = 0
         running.join(timeout=20)
     assert (
-        metric(proxy, "stackctl_proxy_rejections_total", key="alice", reason="backend_queue") >= 2
+        proxy.metric("stackctl_proxy_rejections_total", key="alice", reason="backend_queue") >= 2
     )
 
 

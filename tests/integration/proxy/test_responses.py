@@ -7,7 +7,6 @@ Responses API allows; a client that leaves cancels the backend request."""
 from __future__ import annotations
 
 import json
-import re
 import uuid
 from dataclasses import replace
 from itertools import pairwise
@@ -47,13 +46,6 @@ AGENTS = {  # Codex's sub-agent tools, as Codex sends them: a namespace
 
 def user(text: str) -> dict[str, object]:
     return {"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}
-
-
-def metric(proxy: RunningProxy, name: str, **labels: str) -> float:
-    text = httpx.get(proxy.base_url + "/metrics").text
-    wanted = ",".join(f'{k}="{v}"' for k, v in sorted(labels.items()))
-    match = re.search("^" + re.escape(f"{name}{{{wanted}}}") + r" ([0-9.e+]+)$", text, re.MULTILINE)
-    return float(match.group(1)) if match else 0.0
 
 
 def sse_events(raw: bytes) -> list[dict]:
@@ -162,13 +154,13 @@ def test_keys_limits_and_metrics_apply_as_on_every_generating_route(start_proxy,
         assert (caught.value.body["type"], caught.value.body["code"]) == ("rate_limit_error", "rate_limit_exceeded")  # type: ignore[index]
         bobs = list(proxy.openai(BOB_KEY).responses.create(model="gpt-4o", input="hi", stream=True))
         assert bobs[-1].response.output_text == DEFAULT_TEXT  # type: ignore[attr-defined]
-    assert eventually(lambda: metric(proxy, "stackctl_proxy_in_flight", route=ROUTE) == 0)
-    assert metric(proxy, "stackctl_proxy_requests_total", key="alice", route=ROUTE, status="429") == 1
-    assert metric(proxy, "stackctl_proxy_requests_total", key="bob", route=ROUTE, status="200") == 1
-    assert metric(proxy, "stackctl_proxy_requests_total", key="unauthenticated", route=ROUTE, status="401") == 1
-    assert metric(proxy, "stackctl_proxy_tokens_total", direction="out", key="bob") == 7  # the reply's usage
+    assert eventually(lambda: proxy.metric("stackctl_proxy_in_flight", route=ROUTE) == 0)
+    assert proxy.metric("stackctl_proxy_requests_total", key="alice", route=ROUTE, status="429") == 1
+    assert proxy.metric("stackctl_proxy_requests_total", key="bob", route=ROUTE, status="200") == 1
+    assert proxy.metric("stackctl_proxy_requests_total", key="unauthenticated", route=ROUTE, status="401") == 1
+    assert proxy.metric("stackctl_proxy_tokens_total", direction="out", key="bob") == 7  # the reply's usage
     # Time to the first event after response.created / in_progress (sent before the model starts).
-    assert metric(proxy, "stackctl_proxy_ttft_seconds_count", route=ROUTE) == 1
+    assert proxy.metric("stackctl_proxy_ttft_seconds_count", route=ROUTE) == 1
 
 
 def test_a_client_that_leaves_cancels_the_backend_request(proxy: RunningProxy, backend: ScriptedBackend) -> None:
