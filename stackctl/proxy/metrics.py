@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
+from stackctl.proxy.protocol.usage import ReportedUsage
+
 _TTFT_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
 # Every outcome of one web search; all are created at 0 so dashboards have series at once.
 SEARCH_OUTCOMES = ("ok", "empty", "error", "rate_limited", "timeout", "max_uses", "invalid_input")
@@ -57,6 +59,13 @@ class ProxyMetrics:
             ["direction", "key"],
             registry=self.registry,
         )
+        self.cached_tokens = Counter(
+            "stackctl_proxy_cached_tokens",
+            "Prompt tokens the backend served from its prefix cache (vLLM's "
+            "prompt_tokens_details.cached_tokens), by key; of stackctl_proxy_tokens_total{direction=\"in\"}.",
+            ["key"],
+            registry=self.registry,
+        )
         self.web_searches = Counter(
             "stackctl_proxy_web_searches",
             "Web searches the proxy ran (or refused) for Anthropic clients, by outcome.",
@@ -74,6 +83,7 @@ class ProxyMetrics:
             registry=self.registry,
         )
         for key in key_names:
+            self.cached_tokens.labels(key)
             for reason in REJECTION_REASONS:
                 self.rejections.labels(reason, key)
         self.context_fits = Counter(
@@ -114,14 +124,23 @@ class RequestTimer:
             self._first_event = True
             self.metrics.ttft.labels(self.route).observe(time.perf_counter() - self.started)
 
-    def tokens(self, prompt: int, completion: int) -> None:
+    def tokens(self, prompt: int, completion: int, *, cached: int = 0) -> None:
+        """The backend's usage report: `prompt` is the whole prompt, `cached` the part of it
+        served from the prefix cache."""
         self.reported_tokens += prompt + completion
         if prompt:
             self.metrics.tokens.labels("in", self.key).inc(prompt)
             if self.on_prompt_tokens is not None:
                 self.on_prompt_tokens(prompt)
+        if cached:
+            self.metrics.cached_tokens.labels(self.key).inc(cached)
         if completion:
             self.metrics.tokens.labels("out", self.key).inc(completion)
+
+    def count(self, usage: ReportedUsage | None) -> None:
+        """A usage report as the protocol reads it (none: nothing to count)."""
+        if usage is not None:
+            self.tokens(usage.prompt, usage.completion, cached=usage.cached)
 
     def end(self, status: int) -> None:
         if self._ended:

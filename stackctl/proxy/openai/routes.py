@@ -13,8 +13,9 @@ from stackctl.proxy.backend.fitted_calls import FittedCalls, Refused, asked_outp
 from stackctl.proxy.context import ProxyContext
 from stackctl.proxy.errors import InvalidRequest
 from stackctl.proxy.http_io import json_response, parse_json_object
-from stackctl.proxy.openai.stream import OpenAIRelay, count_usage
+from stackctl.proxy.openai.stream import OpenAIRelay
 from stackctl.proxy.openai.tool_calls_cleanup import strip_empty_tool_calls
+from stackctl.proxy.protocol.usage import chat_usage_in
 from stackctl.proxy.route import Exchange
 from stackctl.proxy.streaming import Stream
 
@@ -98,7 +99,7 @@ class OpenAIRoutes:
         if isinstance(reply, Refused):
             return _relayed(reply.content, reply.status, reply.content_type)
         content = strip_empty_tool_calls(reply.content)
-        count_usage(exchange.timer, content)
+        exchange.timer.count(chat_usage_in(content))
         return _relayed(content, reply.status_code, reply.headers.get("content-type"))
 
     async def _forward_post(self, exchange: Exchange, path: str) -> Response:

@@ -20,6 +20,7 @@ from stackctl.proxy.context import ProxyContext
 from stackctl.proxy.errors import BackendError, InvalidRequest
 from stackctl.proxy.http_io import json_response, parse_model
 from stackctl.proxy.protocol.responses import ResponsesRequest
+from stackctl.proxy.protocol.usage import responses_usage
 from stackctl.proxy.responses.reasoning_replay import drop_encrypted_reasoning
 from stackctl.proxy.responses.stream import ResponsesRelay
 from stackctl.proxy.responses.tool_names import flatten_namespaces
@@ -81,14 +82,7 @@ class ResponsesRoutes:
             ) from None
         if not isinstance(response, dict):
             raise BackendError("backend reply is not a Responses API response", backend_status=502)
-        usage = response.get("usage")
-        usage = usage if isinstance(usage, dict) else {}
-        try:
-            exchange.timer.tokens(
-                int(usage.get("input_tokens") or 0), int(usage.get("output_tokens") or 0)
-            )
-        except (TypeError, ValueError):
-            pass  # metrics must never break a reply
+        exchange.timer.count(responses_usage(response.get("usage")))
         if names and names.restore_document(response):
             return json_response(json.dumps(response).encode())
         return Response(reply.content, status_code=reply.status_code, media_type="application/json")

@@ -1,0 +1,67 @@
+"""vLLM's prefix cache, visible through the proxy, against the real vLLM CPU engine (started with
+--enable-prompt-tokens-details, as a stack starts it): the cached prompt tokens of each reply reach
+the client and the per-key metrics."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from stackctl.proxy.app import create_app
+from stackctl.proxy.settings import ProxySettings
+from tests.support.proxy.running import ALICE_KEY, RunningProxy
+from tests.support.proxy.servers import ServerThread
+
+pytestmark = [pytest.mark.integration, pytest.mark.vllm, pytest.mark.timeout(900)]
+
+
+@pytest.fixture(scope="module")
+def vllm_proxy(real_vllm) -> Iterator[RunningProxy]:  # type: ignore[no-untyped-def]
+    settings = ProxySettings(
+        backend_url=real_vllm.base_url,
+        api_keys={"alice": ALICE_KEY},
+        backend_api_key=real_vllm.api_key,
+        default_model=real_vllm.model,
+    )
+    server = ServerThread(create_app(settings)).start()
+    try:
+        yield RunningProxy(base_url=server.base_url, settings=settings)
+    finally:
+        server.stop()
+
+
+def long_prompt() -> str:
+    """Several hundred tokens, new to the cache (a fresh id up front)."""
+    return f"[{uuid.uuid4().hex}] " + " ".join(f"line {n}: the quick brown fox." for n in range(80))
+
+
+def metric(proxy: RunningProxy, name: str, **labels: str) -> float:
+    text = httpx.get(proxy.base_url + "/metrics", timeout=10).text
+    wanted = ",".join(f'{key}="{value}"' for key, value in labels.items())
+    match = re.search(rf"^{name}\{{{wanted}\}} (\S+)$", text, re.MULTILINE)
+    return float(match.group(1)) if match else 0.0
+
+
+def test_openai_clients_get_vllms_cached_tokens_and_the_key_counts_them(vllm_proxy: RunningProxy) -> None:
+    client = vllm_proxy.openai()
+    messages = [{"role": "user", "content": long_prompt()}]
+    before = metric(vllm_proxy, "stackctl_proxy_cached_tokens_total", key="alice")
+    first = client.chat.completions.create(model="any", messages=messages, max_tokens=2)
+    second = client.chat.completions.create(model="any", messages=messages, max_tokens=2)
+    assert first.usage and second.usage and second.usage.prompt_tokens_details
+    cached = second.usage.prompt_tokens_details.cached_tokens or 0
+    # The second request is the first again: vLLM serves all but the last block from its cache.
+    assert 0 < cached < second.usage.prompt_tokens
+    assert cached >= second.usage.prompt_tokens - 64, second.usage
+    counted = metric(vllm_proxy, "stackctl_proxy_cached_tokens_total", key="alice") - before
+    first_cached = (first.usage.prompt_tokens_details.cached_tokens or 0) if first.usage.prompt_tokens_details else 0
+    assert counted == cached + first_cached
+    # Streamed, the usage chunk passes through untouched.
+    stream = client.chat.completions.create(model="any", messages=messages, max_tokens=2, stream=True,
+                                            stream_options={"include_usage": True})
+    usage = [chunk.usage for chunk in stream if chunk.usage is not None][-1]
+    assert usage.prompt_tokens_details and usage.prompt_tokens_details.cached_tokens == cached
