@@ -12,6 +12,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from stackctl.proxy.admin import admin_routes
 from stackctl.proxy.anthropic.routes import AnthropicRoutes
 from stackctl.proxy.anthropic.web_search.ddgs_search import DdgsSearch
 from stackctl.proxy.anthropic.web_search.search_backend import SearchBackend
@@ -131,6 +132,7 @@ def create_app(
         ),
         Route("/health", health, methods=["GET"]),
         Route("/metrics", metrics, methods=["GET"]),
+        *admin_routes(context),
     ]
     app = Starlette(
         routes=routes,
