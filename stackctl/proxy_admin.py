@@ -2,9 +2,9 @@
 orchestration sees it: the proxy answers over HTTP, its JSON is read into the models below.
 
 The orchestration never imports the proxy (it ships alone): these models are the CLI's reading
-of the wire format the proxy writes (stackctl/proxy/protocol/cache_report.py); fields added
-there are ignored here until the CLI shows them. The admin API takes the backend key
-(VLLM_API_KEY), which the stack's .env holds.
+of the wire format the proxy writes (stackctl/proxy/protocol/cache_report.py), field for field
+(tests/unit/test_cache_report_wire.py holds the two together). The admin API takes the backend
+key (VLLM_API_KEY), which the stack's .env holds.
 """
 
 from __future__ import annotations

@@ -25,24 +25,18 @@ class ReportedUsage:
 
 def chat_usage(usage: Any) -> ReportedUsage | None:
     """A chat or completions `usage` object; None when there is none."""
-    if not isinstance(usage, dict):
-        return None
-    return ReportedUsage(
-        _count(usage.get("prompt_tokens")),
-        _count(usage.get("completion_tokens")),
-        _cached(usage.get("prompt_tokens_details")),
-    )
+    return _usage(usage, "prompt_tokens", "completion_tokens", "prompt_tokens_details")
 
 
 def responses_usage(usage: Any) -> ReportedUsage | None:
     """A Responses API `usage` object; None when there is none."""
+    return _usage(usage, "input_tokens", "output_tokens", "input_tokens_details")
+
+
+def _usage(usage: Any, prompt: str, completion: str, details: str) -> ReportedUsage | None:
     if not isinstance(usage, dict):
         return None
-    return ReportedUsage(
-        _count(usage.get("input_tokens")),
-        _count(usage.get("output_tokens")),
-        _cached(usage.get("input_tokens_details")),
-    )
+    return ReportedUsage(_count(usage.get(prompt)), _count(usage.get(completion)), _cached(usage.get(details)))
 
 
 def chat_usage_in(document: bytes) -> ReportedUsage | None:

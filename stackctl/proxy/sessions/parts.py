@@ -65,31 +65,27 @@ def _chat_message_parts(index: int, message: ChatMessage) -> list[Part]:
 def chat_payload_parts(payload: dict[str, Any]) -> list[Part]:
     """An OpenAI chat request as a client sent it (the pass-through routes)."""
     messages = payload.get("messages")
-    messages = messages if isinstance(messages, list) else []
-    lead = _leading(_role(message) for message in messages)
-    parts = [Part("model", -1, _text(str(payload.get("model", ""))))]
-    for index in range(lead):
-        parts.extend(_item_parts("messages", index, messages[index]))
-    parts.extend(_tool_parts(payload.get("tools")))
-    for index in range(lead, len(messages)):
-        parts.extend(_item_parts("messages", index, messages[index]))
-    return parts
+    return _payload_parts(payload, "messages", messages if isinstance(messages, list) else [], [])
 
 
 def responses_payload_parts(payload: dict[str, Any]) -> list[Part]:
     """A Responses API request (`instructions`, `tools`, `input`), as the backend gets it."""
     items = payload.get("input")
     items = items if isinstance(items, list) else [{"role": "user", "content": items}] if items else []
-    lead = _leading(_role(item) for item in items)
-    parts = [Part("model", -1, _text(str(payload.get("model", ""))))]
     instructions = payload.get("instructions")
-    if isinstance(instructions, str):
-        parts.append(Part("instructions", -1, _text(instructions)))
+    head = [Part("instructions", -1, _text(instructions))] if isinstance(instructions, str) else []
+    return _payload_parts(payload, "input", items, head)
+
+
+def _payload_parts(payload: dict[str, Any], field: str, items: list[Any], head: list[Part]) -> list[Part]:
+    """The model, `head`, the leading system items, the tools, then the other items."""
+    lead = _leading(_role(item) for item in items)
+    parts = [Part("model", -1, _text(str(payload.get("model", "")))), *head]
     for index in range(lead):
-        parts.extend(_item_parts("input", index, items[index]))
+        parts.extend(_item_parts(field, index, items[index]))
     parts.extend(_tool_parts(payload.get("tools")))
     for index in range(lead, len(items)):
-        parts.extend(_item_parts("input", index, items[index]))
+        parts.extend(_item_parts(field, index, items[index]))
     return parts
 
 
