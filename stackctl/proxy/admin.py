@@ -16,6 +16,7 @@ these routes answer on the proxy's own address, which `stackctl` reaches from th
 from __future__ import annotations
 
 import hmac
+import time
 from collections.abc import Awaitable, Callable
 
 from pydantic import ValidationError
@@ -34,7 +35,7 @@ from stackctl.proxy.errors import (
 )
 from stackctl.proxy.http_io import error_response, json_response, read_body
 from stackctl.proxy.protocol.cache_report import CacheReport, CaptureRequest
-from stackctl.proxy.sessions.report import DEFAULT_SESSIONS_PER_KEY, cache_report, capture_state
+from stackctl.proxy.sessions.report import DEFAULT_SESSIONS_PER_KEY
 
 _MAX_SESSIONS_PER_KEY = 1000
 
@@ -46,9 +47,9 @@ def admin_routes(context: ProxyContext) -> list[Route]:
             raise InvalidRequest(f"sessions={raw!r}: a number of sessions per key, 1 to {_MAX_SESSIONS_PER_KEY}")
         key = request.query_params.get("key") or None
         if context.sessions is None:
-            document = CacheReport(generated_at=0.0, tracked_sessions=0, capacity=0)
+            document = CacheReport(generated_at=time.time(), tracked_sessions=0, capacity=0)
         else:
-            document = cache_report(context.sessions, per_key=int(raw), key=key)
+            document = await context.sessions.report(int(raw), key)
         return json_response(document.model_dump_json().encode())
 
     async def capture(request: Request) -> Response:
@@ -59,11 +60,9 @@ def admin_routes(context: ProxyContext) -> list[Route]:
             first = error.errors()[0]
             where = ".".join(str(part) for part in first["loc"]) or "body"
             raise InvalidRequest(f"{where}: {first['msg']} (send {{\"minutes\": M}}, 0 to stop)") from None
-        tracker = context.sessions
-        if tracker is None or tracker.capture is None:
+        if context.sessions is None:
             raise InvalidRequest("prefix tracking is off (--sessions 0): there is nothing to capture")
-        tracker.capture.start(wanted.minutes)
-        state = capture_state(tracker.capture)
+        state = await context.sessions.capture(wanted.minutes)
         log.warning("prompt capture %s", f"on until {state.until:.0f} (Unix time) in {state.directory}"
                     if state.active else "off; captured prompts deleted")
         return json_response(state.model_dump_json().encode())

@@ -30,6 +30,7 @@ from stackctl.proxy.rate_limits import KeyLimiter
 from stackctl.proxy.responses.routes import RESPONSES_ROUTE, ResponsesRoutes
 from stackctl.proxy.route import RouteSpec, wrap
 from stackctl.proxy.sessions.capture import Capture
+from stackctl.proxy.sessions.service import LocalSessions
 from stackctl.proxy.sessions.tracker import SessionTracker
 from stackctl.proxy.settings import ProxySettings
 
@@ -67,9 +68,9 @@ def create_app(
         search=search_backend if search_backend is not None else build_search_backend(settings),
     )
     if settings.sessions:
-        context.sessions = SessionTracker(
+        context.sessions = LocalSessions(SessionTracker(
             capacity=settings.sessions, metrics=context.metrics, capture=Capture(settings.capture_dir)
-        )
+        ))
     anthropic = AnthropicRoutes(context)
     openai = OpenAIRoutes(context)
     responses = ResponsesRoutes(context)
@@ -109,8 +110,8 @@ def create_app(
             await context.backend.aclose()
             if context.search is not None:
                 await context.search.aclose()
-            if context.sessions is not None and context.sessions.capture is not None:
-                context.sessions.capture.stop()  # captured prompts never outlive the proxy
+            if context.sessions is not None:
+                context.sessions.close()  # captured prompts never outlive the proxy
 
     anthropic_api, openai_api = ApiFormat.ANTHROPIC, ApiFormat.OPENAI
     # generates=True: the request reaches the model, so per-key limits and back-pressure apply.

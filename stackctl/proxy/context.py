@@ -18,7 +18,8 @@ from stackctl.proxy.metrics import ProxyMetrics, RequestTimer
 from stackctl.proxy.model_router import ModelRouter
 from stackctl.proxy.rate_limits import KeyLimiter
 from stackctl.proxy.sessions.fingerprint import Part
-from stackctl.proxy.sessions.tracker import Observation, SessionTracker, client_session
+from stackctl.proxy.sessions.service import Sessions
+from stackctl.proxy.sessions.tracker import Observation, client_session
 from stackctl.proxy.settings import ProxySettings
 
 log = logging.getLogger("stackctl.proxy")
@@ -37,7 +38,7 @@ class ProxyContext:
     limiter: KeyLimiter
     queue: BackendQueueWatch
     search: SearchBackend | None = None  # None: web search is off
-    sessions: SessionTracker | None = None  # None: prefix tracking is off
+    sessions: Sessions | None = None  # None: prefix tracking is off
     fit: WindowFit = field(default_factory=WindowFit)
     _refreshed_at: float = field(default=-1e9)
     _tracking_failed: bool = field(default=False)
@@ -54,22 +55,22 @@ class ProxyContext:
         """One request the backend accepted, to compare with its session's previous one. The
         work waits until the reply's first event is written (never delaying the first token),
         and never fails the request."""
-        tracker = self.sessions
-        if tracker is None:
+        sessions = self.sessions
+        if sessions is None:
             return
         session = client_session(headers)
 
         def observe() -> None:
             try:
-                turn = tracker.observe(Observation(timer.key, session, first_user, route, parts()))
+                usage = sessions.observe(Observation(timer.key, session, first_user, route, parts()))
             except Exception:  # a tracking bug: logged once, the request goes on
                 if not self._tracking_failed:
                     self._tracking_failed = True
                     log.exception("prefix tracking failed (requests go on; reported once)")
                 return
             if timer.prompt_reported:  # the backend reported before the tracking ran
-                turn.usage(timer.prompt_reported, timer.cached_reported)
-            timer.on_usage = turn.usage
+                usage(timer.prompt_reported, timer.cached_reported)
+            timer.on_usage = usage
 
         timer.defer(observe)
 
