@@ -62,6 +62,8 @@ class LevelResult:
     wall_seconds: float = 0.0
     client_cpu_seconds: float = 0.0
     client_processes: int = 1
+    warm_streams: int = 0  # the warm-up round's (one per connection, before the measurement)
+    warm_tokens: int = 0
 
     @property
     def ok(self) -> list[Sample]:
@@ -97,6 +99,10 @@ class LevelResult:
         return self.client_cpu_seconds / self.wall_seconds if self.wall_seconds else 0.0
 
 
+class _StaleConnection(Exception):
+    """The connection closed before any byte of the reply."""
+
+
 class Connection:
     """One keep-alive connection; its requests are sequential, like one agent's."""
 
@@ -113,8 +119,16 @@ class Connection:
 
     async def request(self) -> Sample:
         started = time.perf_counter()
+        reused = self.writer is not None
         try:
             return await self._request(started)
+        except _StaleConnection:
+            # The server closed the kept-alive connection while it sat idle (uvicorn does after
+            # 5 s): like any HTTP client, send the request again on a fresh connection.
+            self.close()
+            if not reused:
+                return Sample(time.perf_counter() - started, 0, 0.0, "no reply")
+            return await self.request()
         except (OSError, asyncio.IncompleteReadError, ValueError) as error:
             self.close()
             return Sample(time.perf_counter() - started, 0, 0.0, f"{type(error).__name__}: {error}"[:200])
@@ -123,8 +137,13 @@ class Connection:
         if self.writer is None:
             self.reader, self.writer = await asyncio.open_connection(self.target.host, self.target.port)
         assert self.reader is not None and self.writer is not None
-        self.writer.write(self.head + self.target.body)
-        status = await self.reader.readline()
+        try:
+            self.writer.write(self.head + self.target.body)
+            status = await self.reader.readline()
+        except ConnectionError:
+            raise _StaleConnection from None
+        if not status:
+            raise _StaleConnection
         chunked = False
         while (line := await self.reader.readline()) not in (b"\r\n", b""):
             if line.lower().startswith(b"transfer-encoding:") and b"chunked" in line.lower():
@@ -165,9 +184,10 @@ class Connection:
 
 
 async def _run_shard(target: Target, connections: int, requests_each: int, offsets: list[float],
-                     warm: bool) -> tuple[list[Sample], float]:
+                     warm: bool) -> tuple[list[Sample], float, list[Sample]]:
     pool = [Connection(target) for _ in range(connections)]
     samples: list[Sample] = []
+    warm_samples: list[Sample] = []
 
     async def agent(connection: Connection, count: int, offset: float) -> None:
         await asyncio.sleep(offset)
@@ -176,13 +196,13 @@ async def _run_shard(target: Target, connections: int, requests_each: int, offse
 
     if warm:  # TCP connect and the server's own pools, outside the measurement
         await asyncio.gather(*(agent(connection, 1, 0.0) for connection in pool))
-        samples.clear()
+        warm_samples, samples = samples, []
     started = time.perf_counter()
     await asyncio.gather(*(agent(connection, requests_each, offset) for connection, offset in zip(pool, offsets)))
     wall = time.perf_counter() - started
     for connection in pool:
         connection.close()
-    return samples, wall
+    return samples, wall, warm_samples
 
 
 def worker_main() -> None:
@@ -196,11 +216,12 @@ def worker_main() -> None:
     except ImportError:
         pass
     before = resource.getrusage(resource.RUSAGE_SELF)
-    samples, wall = asyncio.run(_run_shard(target, job["connections"], job["requests_each"], job["offsets"],
+    samples, wall, warm_samples = asyncio.run(_run_shard(target, job["connections"], job["requests_each"], job["offsets"],
                                            job["warm"]))
     after = resource.getrusage(resource.RUSAGE_SELF)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    print(json.dumps({"samples": [asdict(sample) for sample in samples], "wall": wall, "cpu": cpu}))
+    print(json.dumps({"samples": [asdict(sample) for sample in samples], "wall": wall, "cpu": cpu,
+                      "warm_streams": len(warm_samples), "warm_tokens": sum(s.tokens for s in warm_samples)}))
 
 
 def run_level(target: Target, concurrency: int, requests_each: int, *, spread_seconds: float = 0.0,
@@ -229,6 +250,8 @@ def run_level(target: Target, concurrency: int, requests_each: int, *, spread_se
         result.samples += [Sample(**sample) for sample in shard["samples"]]
         result.wall_seconds = max(result.wall_seconds, shard["wall"])
         result.client_cpu_seconds += shard["cpu"]
+        result.warm_streams += shard["warm_streams"]
+        result.warm_tokens += shard["warm_tokens"]
     return result
 
 

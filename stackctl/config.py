@@ -139,6 +139,20 @@ class WebSearchOptions(_Strict):
         return self
 
 
+class ProxyOptions(_Strict):
+    """How the filter-proxy runs: `workers` processes share its port, its limits and its metrics
+    (stackctl/proxy/workers.py); auto: a quarter of the cores, 1 to 4, read where it runs."""
+
+    workers: int | Literal["auto"] = "auto"
+
+    @field_validator("workers")
+    @classmethod
+    def _worker_count(cls, workers: int | str) -> int | str:
+        if isinstance(workers, int) and not 1 <= workers <= 64:
+            raise ValueError("give 1 to 64 worker processes, or auto")
+        return workers
+
+
 class KeyLimitOptions(_Strict):
     """One API key's limits; those left out follow the `limits` section's per-key values."""
 
@@ -189,6 +203,7 @@ class StackConfig(_Strict):
     # Native runtime: which vLLM runs (bring your own interpreter).
     engine: EngineOptions = Field(default_factory=EngineOptions)
     web_search: WebSearchOptions = Field(default_factory=WebSearchOptions)
+    proxy: ProxyOptions = Field(default_factory=ProxyOptions)
     limits: LimitsOptions = Field(default_factory=LimitsOptions)
     hf_cache: str = "~/.cache/huggingface"
     # certbot's --config-dir: certificates are read from its live/<hostname>/.

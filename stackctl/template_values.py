@@ -30,6 +30,7 @@ def proxy_args(config: StackConfig, *, host: str = "127.0.0.1") -> list[str]:
         "--port", str(config.ports.proxy),
         # One served model: any client name (claude-*, gpt-*) reaches it.
         "--default-model", config.served_name,
+        "--workers", str(config.proxy.workers),
     ]
     for pattern, target in config.aliases.items():
         args += ["--alias", f"{pattern}={target}"]

@@ -11,8 +11,10 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
 
 from stackctl.proxy.admin import admin_routes
+from stackctl.proxy.admission import AdmissionGate, LocalGate
 from stackctl.proxy.anthropic.routes import AnthropicRoutes
 from stackctl.proxy.anthropic.web_search.ddgs_search import DdgsSearch
 from stackctl.proxy.anthropic.web_search.search_backend import SearchBackend
@@ -33,6 +35,7 @@ from stackctl.proxy.sessions.capture import Capture
 from stackctl.proxy.sessions.service import LocalSessions
 from stackctl.proxy.sessions.tracker import SessionTracker
 from stackctl.proxy.settings import ProxySettings
+from stackctl.proxy.streaming import SERVER_SEND
 
 
 def build_search_backend(settings: ProxySettings) -> SearchBackend | None:
@@ -49,10 +52,19 @@ def create_app(
     settings: ProxySettings,
     *,
     search_backend: SearchBackend | None = None,
+    gate: AdmissionGate | None = None,
+    worker: int | None = None,
 ) -> Starlette:
-    """`search_backend` replaces the one `settings` name (tests, or a custom service)."""
+    """`search_backend` replaces the one `settings` name (tests, or a custom service); `gate`
+    the limits of this process (a worker's shared one, workers.py); `worker` is the worker's
+    number, told by /health."""
     backend = Backend(settings.backend_url, api_key=settings.backend_api_key)
     limits = settings.limits
+    if gate is None:
+        queue = BackendQueueWatch(
+            backend, max_waiting=limits.max_backend_waiting, poll_s=limits.backend_poll_s
+        )
+        gate = LocalGate(KeyLimiter(limits), queue)
     context = ProxyContext(
         settings=settings,
         backend=backend,
@@ -61,10 +73,7 @@ def create_app(
         metrics=ProxyMetrics(
             key_names=tuple(settings.api_keys) if settings.auth_enabled else (ANONYMOUS,)
         ),
-        limiter=KeyLimiter(limits),
-        queue=BackendQueueWatch(
-            backend, max_waiting=limits.max_backend_waiting, poll_s=limits.backend_poll_s
-        ),
+        gate=gate,
         search=search_backend if search_backend is not None else build_search_backend(settings),
     )
     if settings.sessions:
@@ -76,7 +85,7 @@ def create_app(
     responses = ResponsesRoutes(context)
 
     async def health(request: Request) -> Response:
-        return JSONResponse({"status": "ok"})
+        return JSONResponse({"status": "ok"} if worker is None else {"status": "ok", "worker": worker})
 
     async def metrics(request: Request) -> Response:
         # Open like /health: Prometheus scrapes it over loopback; it holds no secrets.
@@ -99,14 +108,13 @@ def create_app(
             auth,
             search,
         )
-        watcher = asyncio.create_task(context.queue.run()) if context.queue.enabled else None
+        watcher = asyncio.create_task(context.gate.run())
         try:
             yield
         finally:
-            if watcher is not None:
-                watcher.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await watcher
+            watcher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await watcher
             await context.backend.aclose()
             if context.search is not None:
                 await context.search.aclose()
@@ -135,7 +143,7 @@ def create_app(
         Route("/metrics", metrics, methods=["GET"]),
         *admin_routes(context),
     ]
-    app = Starlette(
+    app = ProxyApp(
         routes=routes,
         lifespan=lifespan,
         exception_handlers={
@@ -145,6 +153,15 @@ def create_app(
     )
     app.state.context = context
     return app
+
+
+class ProxyApp(Starlette):
+    """Starlette, leaving the server's own `send` in the scope for streamed bodies
+    (streaming.py: each token then skips Starlette's two send wrappers)."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        scope[SERVER_SEND] = send
+        await super().__call__(scope, receive, send)
 
 
 def _api_for(request: Request) -> ApiFormat:

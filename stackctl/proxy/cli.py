@@ -97,6 +97,13 @@ def serve(
         typer.Option(help="SearXNG base URL for --search-backend searxng."),
     ] = None,
     limits: LimitOptions | None = None,  # one flag per knob: see _with_limit_flags
+    workers: Annotated[
+        str | None,
+        typer.Option(
+            help="Worker processes: N, or auto (a quarter of the cores, 1 to 4); they share the "
+            "port, the limits and the metrics (default 1; or STACKCTL_PROXY_WORKERS)."
+        ),
+    ] = None,
     system_placement: Annotated[
         str | None,
         typer.Option(
@@ -141,9 +148,11 @@ def serve(
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(2) from None
 
+    count = _worker_count(workers or os.environ.get("STACKCTL_PROXY_WORKERS") or "1")
     import uvicorn  # imported late: `--help` and flag errors stay instant
 
     from stackctl.proxy.app import create_app
+    from stackctl.proxy.workers import KEEP_ALIVE_S, serve_workers
 
     level = os.environ.get("STACKCTL_PROXY_LOG_LEVEL", "info").upper()
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -151,6 +160,9 @@ def serve(
     for noisy in ("httpx", "httpx2", "httpcore", "httpcore2"):
         logging.getLogger(noisy).setLevel(max(logging.WARNING, logging.getLevelName(level)))
     try:
+        if count > 1:
+            serve_workers(settings, count, level)
+            return
         uvicorn.run(
             create_app(settings),
             host=settings.host,
@@ -161,7 +173,19 @@ def serve(
             access_log=False,
             log_level=level.lower(),
             timeout_graceful_shutdown=5,
+            timeout_keep_alive=KEEP_ALIVE_S,
         )
     except OSError as error:
         typer.echo(f"error: cannot listen on {host}:{port}: {error.strerror or error}", err=True)
         raise typer.Exit(1) from None
+
+
+def _worker_count(value: str) -> int:
+    from stackctl.proxy.workers import auto_workers
+
+    if value == "auto":
+        return auto_workers()
+    if not value.isdigit() or not 1 <= int(value) <= 64:
+        typer.echo(f"error: --workers must be 1 to 64 or auto (got {value!r})", err=True)
+        raise typer.Exit(2)
+    return int(value)

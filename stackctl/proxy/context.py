@@ -8,15 +8,14 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from stackctl.proxy.admission import AdmissionGate
 from stackctl.proxy.anthropic.web_search.search_backend import SearchBackend
 from stackctl.proxy.auth import KeyChecker
 from stackctl.proxy.backend.client import Backend
-from stackctl.proxy.backend.queue_watch import BackendQueueWatch
 from stackctl.proxy.backend.window_fit import WindowFit
 from stackctl.proxy.errors import ProxyError
 from stackctl.proxy.metrics import ProxyMetrics, RequestTimer
 from stackctl.proxy.model_router import ModelRouter
-from stackctl.proxy.rate_limits import KeyLimiter
 from stackctl.proxy.sessions.fingerprint import Part
 from stackctl.proxy.sessions.service import Sessions
 from stackctl.proxy.sessions.tracker import Observation, client_session
@@ -35,8 +34,7 @@ class ProxyContext:
     router: ModelRouter
     keys: KeyChecker
     metrics: ProxyMetrics
-    limiter: KeyLimiter
-    queue: BackendQueueWatch
+    gate: AdmissionGate  # per-key limits and back-pressure (admission.py)
     search: SearchBackend | None = None  # None: web search is off
     sessions: Sessions | None = None  # None: prefix tracking is off
     fit: WindowFit = field(default_factory=WindowFit)

@@ -1,19 +1,26 @@
 """Prometheus metrics (names are a contract with the Grafana dashboard: change both or neither).
 
-Each app owns its registry, so several proxies in one process (tests) do not collide.
+Each app owns its registry, so several proxies in one process (tests) do not collide. With
+several workers (workers.py), prometheus_client's multiprocess mode keeps each worker's values in
+files of a directory the parent names (PROMETHEUS_MULTIPROC_DIR), and any worker's /metrics sums
+them: one truth, whichever worker Prometheus reaches.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.multiprocess import MultiProcessCollector
 
 from stackctl.proxy.protocol.usage import ReportedUsage
 
+# Set (by workers.py, before the workers start) to a directory: the workers' metrics are summed.
+MULTIPROCESS_DIR = "PROMETHEUS_MULTIPROC_DIR"
 _TTFT_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
 # Every outcome of one web search; all are created at 0 so dashboards have series at once.
 SEARCH_OUTCOMES = ("ok", "empty", "error", "rate_limited", "timeout", "max_uses", "invalid_input")
@@ -41,6 +48,7 @@ class ProxyMetrics:
             "Requests being served now, by route.",
             ["route"],
             registry=self.registry,
+            multiprocess_mode="livesum",  # workers: the sum over the live ones
         )
         self.ttft = Histogram(
             "stackctl_proxy_ttft_seconds",
@@ -118,6 +126,10 @@ class ProxyMetrics:
             self.context_fits.labels(outcome)
 
     def render(self) -> bytes:
+        if os.environ.get(MULTIPROCESS_DIR):
+            summed = CollectorRegistry()
+            MultiProcessCollector(summed)  # type: ignore[no-untyped-call]
+            return generate_latest(summed)
         return generate_latest(self.registry)
 
     def begin(self, route: str) -> RequestTimer:

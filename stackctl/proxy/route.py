@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 
+from stackctl.proxy.admission import Admitted
 from stackctl.proxy.context import ProxyContext, log
 from stackctl.proxy.errors import ApiFormat, ProxyError, Rejected
 from stackctl.proxy.http_io import error_response, read_body, require_json_content_type
 from stackctl.proxy.metrics import RequestTimer
-from stackctl.proxy.rate_limits import Admission
 from stackctl.proxy.streaming import ProducerResponse, Stream
 
 CLIENT_LEFT = 499  # nginx's code for "the client closed the connection first"
@@ -56,7 +56,7 @@ class RouteSpec:
 def wrap(context: ProxyContext, route: RouteSpec) -> Endpoint:
     async def endpoint(request: Request) -> Response:
         timer = context.metrics.begin(route.path)
-        admission: Admission | None = None
+        admission: Admitted | None = None
 
         def finish(status: int) -> None:
             timer.end(status)
@@ -68,8 +68,7 @@ def wrap(context: ProxyContext, route: RouteSpec) -> Endpoint:
         try:
             timer.key = context.keys.key_name(request.headers)
             if route.generates:
-                context.queue.check()
-                admission = context.limiter.admit(timer.key)
+                admission = await context.gate.admit(timer.key)
             body = b""
             if route.reads_body:
                 require_json_content_type(request)

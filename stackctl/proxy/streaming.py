@@ -12,14 +12,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
+from typing import Any
 
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 Emit = Callable[[bytes], Awaitable[None]]
-Producer = Callable[[Emit], Awaitable[None]]
+# The scope key under which the app (app.py) leaves the server's own `send`.
+SERVER_SEND = "stackctl.server_send"
+Producer = Callable[[Emit], Coroutine[Any, Any, None]]
 
 SSE_HEADERS = [
     (b"content-type", b"text/event-stream; charset=utf-8"),
@@ -37,10 +40,18 @@ class Stream:
 
     produce: Producer
     close: Callable[[], Awaitable[None]]
+    # Written when the server stops before the stream ends (a restart past the 5 s grace): the
+    # API's own retryable error, so the client retries instead of reading a cut stream.
+    interrupted: bytes = b""
 
 
 class ProducerResponse(Response):
-    """Serves a Stream; `on_done(disconnected)` runs exactly once, however it ends."""
+    """Serves a Stream; `on_done(disconnected)` runs exactly once, however it ends.
+
+    The per-token path is kept short: the producer runs in a task of its own, so a token
+    resumes its few frames and not the dozen of Starlette's and uvicorn's ASGI chain, and
+    body writes go to the server's own `send` (SERVER_SEND), not through Starlette's two
+    wrappers (they only watch for `http.response.start`, which still passes them)."""
 
     def __init__(self, stream: Stream, *, on_done: Callable[[bool], None]) -> None:
         # Not Response.__init__: there is no body to render, only the stream to run.
@@ -49,43 +60,50 @@ class ProducerResponse(Response):
         self.raw_headers = list(SSE_HEADERS)
         self._produce = stream.produce
         self._close = stream.close
+        self._interrupted = stream.interrupted
         self._on_done = on_done
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        disconnected = False
-        producing = asyncio.current_task()
-        assert producing is not None
+        server_send: Send = scope.get(SERVER_SEND, send)
 
         async def emit(data: bytes) -> None:
-            await send({"type": "http.response.body", "body": data, "more_body": True})
+            await server_send({"type": "http.response.body", "body": data, "more_body": True})
 
-        async def watch_disconnect() -> None:
-            nonlocal disconnected
+        async def client_left() -> None:
             while (await receive())["type"] != "http.disconnect":
                 pass
-            disconnected = True
-            producing.cancel()  # lands at the producer's current await (a backend read)
 
+        disconnected = False
+        producer: asyncio.Task[None] | None = None
         watcher: asyncio.Task[None] | None = None
         try:
             await send({"type": "http.response.start", "status": 200, "headers": self.raw_headers})
-            watcher = asyncio.create_task(watch_disconnect())
-            try:
-                await self._produce(emit)
-            except asyncio.CancelledError:
-                if not disconnected:
-                    raise  # the server is shutting down: not ours to swallow
-                producing.uncancel()
-            except OSError:  # the write failed: the client is gone
+            producer = asyncio.create_task(self._produce(emit))
+            watcher = asyncio.create_task(client_left())
+            await asyncio.wait((producer, watcher), return_when=asyncio.FIRST_COMPLETED)
+            if not producer.done():
+                # The client left: stop the producer at its current await (a backend read).
                 disconnected = True
-            if not disconnected:
+                await cancel_and_wait(producer)
+            elif isinstance(producer.exception(), OSError):  # a write failed: the client is gone
+                disconnected = True
+            else:
+                producer.result()  # a bug in the producer surfaces here, as before
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
         except OSError:
             disconnected = True
+        except asyncio.CancelledError:  # the server is stopping: end the stream, not cut it
+            if producer is not None and not disconnected and self._interrupted:
+                await cancel_and_wait(producer)
+                with contextlib.suppress(Exception):
+                    body = {"type": "http.response.body", "body": self._interrupted, "more_body": False}
+                    await server_send(body)
+            raise
         finally:
             try:
-                if watcher is not None:
-                    watcher.cancel()  # never fails: receive() only waits
+                for task in (watcher, producer):
+                    if task is not None:
+                        await cancel_and_wait(task)  # the server shutting down cancels us
                 await asyncio.shield(self._close())
             finally:
                 self._on_done(disconnected)

@@ -41,3 +41,14 @@ def test_bad_limits_name_the_problem(section, expected):
     with pytest.raises(ConfigError) as caught:
         parse_stack_config({"limits": section})
     assert expected in str(caught.value)
+
+
+@pytest.mark.parametrize(("section", "expected"), [({}, "auto"), ({"proxy": {"workers": 4}}, "4")])
+def test_the_proxy_worker_count_becomes_its_flag(section, expected):
+    assert flag_values(proxy_args(parse_stack_config(section)), "--workers") == [expected]
+
+
+def test_a_bad_worker_count_names_the_fix():
+    with pytest.raises(ConfigError) as caught:
+        parse_stack_config({"proxy": {"workers": 0}})
+    assert "give 1 to 64 worker processes, or auto" in str(caught.value)

@@ -79,7 +79,7 @@ def bundle_engine(out: Path, vllm: str, torch: str) -> dict:
     wheel = next(out.glob(f"vllm-{vllm}-*.whl"))
     dropped = trim_wheel(wheel, HOPPER_TRIM)
     refresh_manifest_entry(out, wheel)
-    return {"vllm": vllm, "reused_torch": torch, "trimmed": dropped,
+    return {"vllm": vllm, "reused_torch": torch, "trimmed": {"patterns": list(HOPPER_TRIM), "files": len(dropped)},
             "wheels": sorted(path.name for path in out.glob("*.whl"))}
 
 
@@ -168,8 +168,9 @@ def session(out: Path, reuse: Path | None) -> dict:
 
 
 def pack(work: Path, out: Path, piece_bytes: int, contents: dict) -> None:
-    shutil.rmtree(out, ignore_errors=True)
-    out.mkdir(parents=True)
+    out.mkdir(parents=True, exist_ok=True)
+    for old in [*out.glob("part-*"), out / "manifest.json"]:  # the last pieces (an older proxy beside them stays)
+        old.unlink(missing_ok=True)
     archive = out / "gpu-check.tar.xz"
     with open(archive, "wb") as target:
         tar = subprocess.Popen(["tar", "-cf", "-", "-C", str(work), "."], stdout=subprocess.PIPE)

@@ -23,7 +23,7 @@ from stackctl.proxy.anthropic.web_search.tool import find_web_search_tool, searc
 from stackctl.proxy.backend.client import backend_error
 from stackctl.proxy.backend.fitted_calls import FittedCalls
 from stackctl.proxy.context import ProxyContext
-from stackctl.proxy.errors import BackendError
+from stackctl.proxy.errors import BackendError, BackendUnavailable, sse_error_event
 from stackctl.proxy.http_io import json_response, parse_model
 from stackctl.proxy.protocol.anthropic import (
     CountTokensReply,
@@ -35,6 +35,10 @@ from stackctl.proxy.route import Exchange
 from stackctl.proxy.sessions.parts import chat_request_parts, first_user_text_of_messages
 from stackctl.proxy.streaming import Stream
 
+# The proxy stopping mid-reply (a restart): overloaded_error, which SDKs and Claude Code retry.
+INTERRUPTED = sse_error_event(
+    BackendUnavailable("the filter-proxy restarted mid-reply; the reply is incomplete: retry the request")
+)
 MESSAGES_ROUTE = "/v1/messages"
 COUNT_ROUTE = "/v1/messages/count_tokens"
 
@@ -95,7 +99,7 @@ class AnthropicRoutes:
                 ping_interval_s=context.settings.ping_interval_s,
                 loop=loop,
             )
-            return Stream(stream.produce, close=upstream.aclose)
+            return Stream(stream.produce, close=upstream.aclose, interrupted=INTERRUPTED)
         if loop is not None:
             message = await loop.complete(calls)
         else:

@@ -9,8 +9,6 @@ from __future__ import annotations
 import asyncio
 import time
 
-from pydantic import ValidationError
-
 from stackctl.proxy.anthropic.stream_translator import AnthropicStreamTranslator
 from stackctl.proxy.anthropic.web_search.loop import WebSearchLoop
 from stackctl.proxy.backend.client import BackendStream, StreamError
@@ -18,8 +16,8 @@ from stackctl.proxy.backend.fitted_calls import FittedCalls
 from stackctl.proxy.context import log
 from stackctl.proxy.errors import BackendError, ProxyError
 from stackctl.proxy.metrics import RequestTimer
-from stackctl.proxy.protocol.openai import ChatCompletionChunk
-from stackctl.proxy.protocol.sse import PING_EVENT, EventSplitter, event_data
+from stackctl.proxy.protocol.openai_stream import MalformedChunk, decode_chunk
+from stackctl.proxy.protocol.sse import PING_EVENT, EventSplitter, event_payloads
 from stackctl.proxy.streaming import Emit, cancel_and_wait
 
 
@@ -78,22 +76,27 @@ class AnthropicStream:
 
     async def relay(self, upstream: BackendStream) -> None:
         """Read one backend SSE stream, translate, send; ends with message_stop or `error`
-        (or, in a web-search turn, with the turn's blocks closed)."""
+        (or, in a web-search turn, with the turn's blocks closed). All the events of one
+        read go out in one write."""
         translator = self.translator
         splitter = EventSplitter()
+        read = upstream.read
         try:
-            async for data in upstream.aiter_raw():
+            while data := await read():
                 out = b""
-                for raw_event in splitter.feed(data):
-                    payload = event_data(raw_event)
-                    if payload is None or not payload.strip():
+                for payload in event_payloads(splitter.complete(data)):
+                    if payload is None:
                         continue
-                    if payload.strip() == b"[DONE]":
-                        out += translator.finish()
-                        break
+                    if payload[:1] != b"{":  # [DONE], an empty data line, or garbage
+                        payload = payload.strip()
+                        if not payload:
+                            continue
+                        if payload == b"[DONE]":
+                            out += translator.finish()
+                            break
                     try:
-                        chunk = ChatCompletionChunk.model_validate_json(payload)
-                    except ValidationError:
+                        chunk = decode_chunk(payload)
+                    except MalformedChunk:
                         out += translator.fail(
                             BackendError(
                                 "backend sent a malformed stream chunk", backend_status=502

@@ -26,7 +26,7 @@ from stackctl.proxy.anthropic.from_openai import (
 )
 from stackctl.proxy.errors import ProxyError, sse_error_event
 from stackctl.proxy.protocol.anthropic import StopReason
-from stackctl.proxy.protocol.openai import ChatCompletionChunk, ToolCallDelta
+from stackctl.proxy.protocol.openai_stream import ChatCompletionChunk, ToolCallDelta
 from stackctl.proxy.protocol.sse import PING_EVENT, encode_event
 
 

@@ -13,7 +13,7 @@ from stackctl.proxy.backend.fitted_calls import FittedCalls, Refused, asked_outp
 from stackctl.proxy.context import ProxyContext
 from stackctl.proxy.errors import InvalidRequest
 from stackctl.proxy.http_io import json_response, parse_json_object
-from stackctl.proxy.openai.stream import OpenAIRelay
+from stackctl.proxy.openai.stream import OpenAIRelay, error_chunk
 from stackctl.proxy.openai.tool_calls_cleanup import strip_empty_tool_calls
 from stackctl.proxy.protocol.usage import chat_usage_in
 from stackctl.proxy.route import Exchange
@@ -21,6 +21,8 @@ from stackctl.proxy.sessions.parts import chat_payload_parts, first_user_text_of
 from stackctl.proxy.streaming import Stream
 
 _EPOCH = "1970-01-01T00:00:00Z"
+# The proxy stopping mid-reply (a restart): an error chunk, which the OpenAI SDK raises.
+INTERRUPTED = error_chunk("the filter-proxy restarted mid-reply; the reply is incomplete: retry the request")
 
 
 class OpenAIRoutes:
@@ -96,7 +98,7 @@ class OpenAIRoutes:
                 return _relayed(upstream.content, upstream.status, upstream.content_type)
             self._track(exchange, path, payload)
             relay = OpenAIRelay(upstream, backend=context.backend, timer=exchange.timer)
-            return Stream(relay.produce, close=upstream.aclose)
+            return Stream(relay.produce, close=upstream.aclose, interrupted=INTERRUPTED)
         reply = await calls.request(path, body, payload)
         if isinstance(reply, Refused):
             return _relayed(reply.content, reply.status, reply.content_type)

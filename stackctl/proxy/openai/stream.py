@@ -9,9 +9,10 @@ import json
 from pydantic_core import from_json
 
 from stackctl.proxy.backend.client import Backend, BackendStream, StreamError
+from stackctl.proxy.context import log
 from stackctl.proxy.metrics import RequestTimer
 from stackctl.proxy.openai.tool_calls_cleanup import strip_empty_tool_calls
-from stackctl.proxy.protocol.sse import EventSplitter, event_data
+from stackctl.proxy.protocol.sse import EventSplitter, event_data, split_events
 from stackctl.proxy.streaming import Emit
 
 _USAGE_MARK = b'"usage":{'
@@ -25,35 +26,48 @@ class OpenAIRelay:
 
     async def produce(self, emit: Emit) -> None:
         splitter = EventSplitter()
-        usage_event = b""
+        usage_block = b""
+        read, timer = self.upstream.read, self.timer
         try:
-            async for data in self.upstream.aiter_raw():
-                events = splitter.feed(data)
-                if not events:
+            while data := await read():
+                # Whole events only, all those of one read in one write.
+                block = strip_empty_tool_calls(splitter.complete(data))
+                if not block:
                     continue
-                out = b"".join(strip_empty_tool_calls(event) for event in events)
-                if _USAGE_MARK in out:
+                if _USAGE_MARK in block:
                     # Usage is cumulative (and on every chunk with continuous_usage_stats):
                     # only the last report counts.
-                    usage_event = next(e for e in reversed(events) if _USAGE_MARK in e)
-                self.timer.first_event()
-                await emit(out)
+                    usage_block = block
+                timer.first_event()
+                await emit(block)
         except StreamError as error:
             rest = splitter.rest()
             if rest:
                 await emit(rest)
-            message = (
-                f"the model backend at {self.backend.base_url} stopped mid-reply "
-                f"({type(error).__name__}); the reply is incomplete: retry the request"
+            await emit(
+                error_chunk(
+                    f"the model backend at {self.backend.base_url} stopped mid-reply "
+                    f"({type(error).__name__}); the reply is incomplete: retry the request"
+                )
             )
-            failure = {"error": {"message": message, "type": "server_error", "code": 502}}
-            await emit(b"data: " + json.dumps(failure).encode() + b"\n\n")
+            return
+        except Exception:  # noqa: BLE001 (logged with its traceback)
+            # A proxy bug must still end the stream with an error the client can read.
+            log.exception("relaying the backend stream failed")
+            await emit(error_chunk("internal error in the filter-proxy; the reply is incomplete"))
             return
         rest = splitter.rest()
         if rest:
             await emit(strip_empty_tool_calls(rest))
-        if usage_event:
+        if usage_block:
+            usage_event = next(e for e in reversed(split_events(usage_block)) if _USAGE_MARK in e)
             count_usage(self.timer, event_data(usage_event) or b"")
+
+
+def error_chunk(message: str) -> bytes:
+    """vLLM's own shape for a stream that fails after it started."""
+    failure = {"error": {"message": message, "type": "server_error", "code": 502}}
+    return b"data: " + json.dumps(failure).encode() + b"\n\n"
 
 
 def count_usage(timer: RequestTimer, document: bytes) -> None:

@@ -1,4 +1,5 @@
-"""OpenAI chat-completion models: the request the proxy sends and the replies it reads.
+"""OpenAI chat-completion models: the request the proxy sends and the replies it reads
+(the streamed chunks, read per token, are openai_stream.py's).
 
 Reply models are lenient (extra fields allowed, most fields optional) because backends differ:
 vLLM adds `reasoning_content`/`reasoning` and `stop_reason`, llama.cpp and SGLang omit others.
@@ -103,12 +104,6 @@ class FunctionCallDelta(_Reply):
     arguments: str | None = None
 
 
-class ToolCallDelta(_Reply):
-    index: int = 0
-    id: str | None = None
-    function: FunctionCallDelta | None = None
-
-
 class ReplyToolCall(_Reply):
     id: str = ""
     function: FunctionCallDelta
@@ -141,24 +136,6 @@ class ChatCompletion(_Reply):
     id: str = ""
     model: str = ""
     choices: list[Choice] = Field(default_factory=list)
-    usage: Usage | None = None
-
-
-class Delta(_AssistantText):
-    tool_calls: list[ToolCallDelta] | None = None
-
-
-class ChunkChoice(_Reply):
-    index: int = 0
-    delta: Delta = Field(default_factory=Delta)
-    finish_reason: str | None = None
-    stop_reason: str | int | None = None
-
-
-class ChatCompletionChunk(_Reply):
-    id: str = ""
-    model: str = ""
-    choices: list[ChunkChoice] = Field(default_factory=list)
     usage: Usage | None = None
 
 

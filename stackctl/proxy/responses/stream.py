@@ -17,6 +17,7 @@ from typing import Any
 from pydantic_core import from_json, to_json
 
 from stackctl.proxy.backend.client import BackendStream, StreamError
+from stackctl.proxy.context import log
 from stackctl.proxy.metrics import RequestTimer
 from stackctl.proxy.protocol.responses import ErrorEvent, ResponseError, ResponseFailedEvent
 from stackctl.proxy.protocol.sse import EventSplitter, encode_event, event_data
@@ -57,14 +58,21 @@ class ResponsesRelay:
 
     async def produce(self, emit: Emit) -> None:
         splitter = EventSplitter()
+        read = self.upstream.read
         try:
-            async for data in self.upstream.aiter_raw():
+            while data := await read():
                 events = splitter.feed(data)
                 if events:
                     await emit(b"".join(self._relayed(event) for event in events))
         except StreamError as error:
             if not self._finished:  # a partial event is dropped: the failure replaces it
                 await emit(self._failure(f"({type(error).__name__})"))
+            return
+        except Exception:  # noqa: BLE001 (logged with its traceback)
+            # A proxy bug must still end the stream with an event the client can read.
+            log.exception("relaying the backend's Responses stream failed")
+            if not self._finished:
+                await emit(self._failure("(an internal error in the filter-proxy)"))
             return
         rest = splitter.rest()
         if rest.strip():

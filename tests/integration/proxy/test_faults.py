@@ -18,8 +18,10 @@ import httpx
 import pytest
 
 from tests.support.processes import free_port
+from tests.support.proxy.cut_streams import StreamsUnderFire, assert_ended_with_an_api_error
 from tests.support.proxy.running import ALICE_KEY, RunningProxy
 from tests.support.proxy.scripted_backend import FLOOD_BYTES, ScriptedBackend
+from tests.support.proxy.servers import wait_until_healthy
 
 pytestmark = pytest.mark.integration
 
@@ -150,6 +152,18 @@ def test_backend_killed_mid_stream_ends_streams_properly_and_the_next_request_wo
     assert nothing_in_flight(proxy), in_flight(proxy)
 
 
+def test_the_sdks_raise_the_apis_error_when_the_backend_dies_mid_stream(
+    start_proxy, base_settings, killable_backend: BackendProcess
+) -> None:  # type: ignore[no-untyped-def]
+    proxy = start_proxy(replace(base_settings, backend_url=killable_backend.url))
+    streams = StreamsUnderFire(proxy.anthropic(), proxy.openai(), model="claude-x", prompt="scenario:hang",
+                               max_tokens=9)
+    streams.start(timeout_s=20)
+    killable_backend.kill()
+    assert_ended_with_an_api_error(*streams.outcomes(timeout_s=20))
+    assert nothing_in_flight(proxy), in_flight(proxy)
+
+
 @pytest.mark.parametrize(
     ("path", "model"), [("/v1/chat/completions", "gpt-4o"), ("/v1/messages", "claude-x")]
 )
@@ -190,3 +204,34 @@ def test_a_slow_reader_holds_the_backend_back_instead_of_filling_the_proxy(
         assert backend.flood_sent > stalled_at
     finally:
         client.close()
+
+
+@pytest.mark.parametrize(
+    ("path", "model"), [("/v1/messages", "claude-x"), ("/v1/chat/completions", "gpt-4o")]
+)
+def test_a_proxy_restart_ends_running_streams_with_a_retryable_error(
+    scripted_backend, path: str, model: str
+) -> None:  # type: ignore[no-untyped-def]
+    port = free_port()
+    env = {**os.environ, "STACKCTL_PROXY_KEYS": f"alice={ALICE_KEY}", "STACKCTL_PROXY_LOG_LEVEL": "warning"}
+    command = [sys.executable, "-m", "stackctl.proxy", "serve", "--backend", scripted_backend[1],
+               "--port", str(port), "--default-model", "qwen3-coder", "--search-backend", "off"]
+    process = subprocess.Popen(command, env=env, cwd=REPO)
+    try:
+        wait_until_healthy(f"http://127.0.0.1:{port}", process)
+        body = {"model": model, "max_tokens": 9, "stream": True,
+                "messages": [{"role": "user", "content": "scenario:hang"}]}
+        with httpx.stream("POST", f"http://127.0.0.1:{port}{path}", json=body,
+                          headers={"x-api-key": ALICE_KEY}, timeout=30) as response:
+            chunks = response.iter_text()
+            received = next(chunks)
+            process.send_signal(signal.SIGTERM)  # a restart: the stream outlives the 5 s grace
+            received += "".join(chunks)  # a bare close would raise here
+    finally:
+        process.terminate()
+        process.wait(20)
+    last = json.loads(received.strip().splitlines()[-1].removeprefix("data: "))
+    assert "restarted mid-reply" in last["error"]["message"], received[-300:]
+    if path == "/v1/messages":
+        assert re.findall(r"^event: (\w+)$", received, re.MULTILINE)[-1] == "error"
+        assert last["error"]["type"] == "overloaded_error"

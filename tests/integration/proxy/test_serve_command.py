@@ -119,8 +119,12 @@ def test_stack_yaml_limits_reach_a_running_proxy(scripted_backend) -> None:  # t
     from stackctl.config import parse_stack_config
     from stackctl.template_values import limit_args
 
+    # Two workers (stack.yaml's proxy.workers): the per-minute limit is still one.
     config = parse_stack_config(
-        {"limits": {"max_concurrent": 4, "keys": {"ci": {"requests_per_minute": 1}}}}
+        {
+            "limits": {"max_concurrent": 4, "keys": {"ci": {"requests_per_minute": 1}}},
+            "proxy": {"workers": 2},
+        }
     )
     port = free_port()
     command = [
@@ -135,6 +139,8 @@ def test_stack_yaml_limits_reach_a_running_proxy(scripted_backend) -> None:  # t
         "--default-model",
         "qwen3-coder",
         *limit_args(config),
+        "--workers",
+        str(config.proxy.workers),
     ]
     env = {**os.environ, "STACKCTL_PROXY_KEYS": f"ci={CLIENT_KEY}"}
     process = subprocess.Popen(

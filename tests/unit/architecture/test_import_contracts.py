@@ -88,7 +88,7 @@ def test_the_proxy_shared_floors_import_no_api(shared):
 
 
 def test_only_the_proxy_cli_imports_the_proxy_app():
-    top = (f"{PROXY}.app", f"{PROXY}.cli", f"{PROXY}.__main__")
+    top = (f"{PROXY}.app", f"{PROXY}.cli", f"{PROXY}.workers", f"{PROXY}.__main__")  # workers: the serving
     assert violations(MODULES, lambda module, target: within(module, PROXY) and not within(module, *top)
                       and within(target, f"{PROXY}.app", f"{PROXY}.cli")) == []
 

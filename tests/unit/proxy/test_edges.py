@@ -17,7 +17,7 @@ from stackctl.proxy.http_io import invalid_request
 from stackctl.proxy.model_router import ModelRouter
 from stackctl.proxy.openai.tool_calls_cleanup import strip_empty_tool_calls
 from stackctl.proxy.protocol.anthropic import MessagesRequest
-from stackctl.proxy.protocol.sse import EventSplitter, event_data
+from stackctl.proxy.protocol.sse import EventSplitter, event_data, event_payloads, split_events
 from stackctl.proxy.settings import ModelAlias, ProxyConfigError, build_settings, parse_alias
 
 
@@ -47,6 +47,26 @@ def test_event_splitter_handles_any_read_boundaries() -> None:
         events = splitter.feed(raw[:cut]) + splitter.feed(raw[cut:])
         assert [event_data(e) for e in events] == [b"a", b"b", None, b"c1\nc2"]
         assert splitter.rest() == b"da"
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b"data: a\n\ndata: b\n\n",
+        b"data: a\n\n: comment\n\ndata: c1\ndata: c2\n\ndata:no-space\n\n",
+        b"data: a\r\n\r\ndata: b\n\n\n\n",
+        b"event: x\ndata: {}\n\n",
+    ],
+)
+def test_whole_events_per_read_give_the_same_data_as_event_by_event(raw: bytes) -> None:
+    for cut in range(1, len(raw)):
+        splitter = EventSplitter()
+        blocks = [splitter.complete(raw[:cut]), splitter.complete(raw[cut:])]
+        fast = [payload for block in blocks for payload in event_payloads(block)]
+        assert fast == [event_data(event) for block in blocks for event in split_events(block)]
+        assert [p for p in fast if p is not None] == [
+            p for p in (event_data(e) for e in EventSplitter().feed(raw)) if p is not None
+        ]
 
 
 def test_model_router() -> None:
@@ -91,8 +111,7 @@ def test_routed_names_never_wait_for_a_model_list_refresh() -> None:
         router=ModelRouter(aliases=(ModelAlias("claude-*", "big"),), default_model=None),
         keys=None,  # type: ignore[arg-type]
         metrics=None,  # type: ignore[arg-type]
-        limiter=None,  # type: ignore[arg-type]
-        queue=None,  # type: ignore[arg-type]
+        gate=None,  # type: ignore[arg-type]
         fit=WindowFit(windows={"big": 4096}),
     )
     # Stale from the start: an aliased name still resolves without a backend round trip...

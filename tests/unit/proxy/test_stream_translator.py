@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from stackctl.proxy.anthropic.stream_translator import AnthropicStreamTranslator
 from stackctl.proxy.errors import BackendError
-from stackctl.proxy.protocol.openai import ChatCompletionChunk
+from stackctl.proxy.protocol.openai_stream import ChatCompletionChunk, decode_chunk
 from stackctl.proxy.protocol.sse import EventSplitter, event_data
 
 STREAMS = Path(__file__).resolve().parents[2] / "data" / "vllm_streams"
@@ -34,7 +35,7 @@ def translate(raw: bytes, stop_sequences: list[str] | None = None) -> list[dict]
         if payload == b"[DONE]":
             out += translator.finish()
         elif payload:
-            out += translator.feed(ChatCompletionChunk.model_validate_json(payload))
+            out += translator.feed(decode_chunk(payload))
     return events_of(out)
 
 
@@ -152,8 +153,9 @@ def test_text_after_tool_call_and_parallel_choices() -> None:
 def test_failure_mid_stream_ends_with_an_error_event() -> None:
     translator = AnthropicStreamTranslator(model="m", stop_sequences=None)
     out = translator.feed(
-        ChatCompletionChunk.model_validate(
-            {"id": "c", "model": "m", "choices": [{"index": 0, "delta": {"content": "x"}}]}
+        msgspec.convert(
+            {"id": "c", "model": "m", "choices": [{"index": 0, "delta": {"content": "x"}}]},
+            ChatCompletionChunk,
         )
     )
     out += translator.fail(BackendError("gone", backend_status=502))
@@ -175,13 +177,14 @@ def test_start_before_any_chunk_then_real_usage_at_the_end() -> None:
     assert early[0]["message"]["usage"] == {"input_tokens": 0, "output_tokens": 0}
     assert translator.start() == b""
     translator.feed(
-        ChatCompletionChunk.model_validate(
+        msgspec.convert(
             {
                 "id": "c",
                 "model": "m",
                 "choices": [],
                 "usage": {"prompt_tokens": 5, "completion_tokens": 2},
-            }
+            },
+            ChatCompletionChunk,
         )
     )
     end = events_of(translator.finish())

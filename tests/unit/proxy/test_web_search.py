@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import msgspec
 import pytest
 from ddgs.exceptions import DDGSException, RatelimitException, TimeoutException
 
@@ -24,7 +25,7 @@ from stackctl.proxy.anthropic.web_search.tool import (
 )
 from stackctl.proxy.errors import InvalidRequest
 from stackctl.proxy.protocol.anthropic import MessagesRequest, Tool, WebSearchToolResultBlock
-from stackctl.proxy.protocol.openai import ChatCompletionChunk
+from stackctl.proxy.protocol.openai_stream import ChatCompletionChunk
 from stackctl.proxy.settings import ProxyConfigError, build_settings
 
 # ---- ddgs ----------------------------------------------------------------------------------
@@ -225,8 +226,9 @@ def test_history_splits_around_each_search() -> None:
 
 
 def chunk(**delta: object) -> ChatCompletionChunk:
-    return ChatCompletionChunk.model_validate(
-        {"id": "chatcmpl-1", "model": "m", "choices": [{"index": 0, "delta": delta}]}
+    return msgspec.convert(
+        {"id": "chatcmpl-1", "model": "m", "choices": [{"index": 0, "delta": delta}]},
+        ChatCompletionChunk,
     )
 
 
