@@ -8,9 +8,12 @@ The protocol: one Unix-socket connection per worker, one JSON object a line.
                     {"op": "usage", "turn": T, "prompt": P, "cached": C}    (no reply)
                     {"op": "report", "id": N, "sessions": S, "key": K}
                     {"op": "capture", "id": N, "minutes": M}
-  keeper -> worker: {"id": N, "report": {...}} or {"id": N, "capture": {...}}
+  keeper -> worker: {"turn": T, "key": K, "outcome": O, "first_break": B}   (each observation's)
+                    {"id": N, "report": {...}} or {"id": N, "capture": {...}}
 The prompt's bytes cross the socket (the keeper compares them with the previous request's
-checksums, and keeps only those); a worker's own loop does no tracking work but the send.
+checksums, and keeps only those); a worker's own loop does no tracking work but the send. The
+worker counts each outcome in its metrics (summed over the workers, metrics.py), where the
+keeper's own would not be seen.
 """
 
 from __future__ import annotations
@@ -22,9 +25,10 @@ import logging
 from collections import OrderedDict
 from typing import Any
 
-from stackctl.proxy.protocol.cache_report import CacheReport, CaptureState
+from stackctl.proxy.metrics import ProxyMetrics
+from stackctl.proxy.protocol.cache_report import CacheReport, CaptureState, Outcome
 from stackctl.proxy.sessions.fingerprint import Part
-from stackctl.proxy.sessions.service import LocalSessions, UsageSink
+from stackctl.proxy.sessions.service import LocalSessions, UsageSink, count_turn
 from stackctl.proxy.sessions.tracker import Observation
 
 log = logging.getLogger("stackctl.proxy")
@@ -46,13 +50,15 @@ class SessionKeeper:
                 if op == "observe":
                     sizes = [size for _label, _message, size in message["parts"]]
                     data = await reader.readexactly(sum(sizes))
-                    awaiting[message["turn"]] = self._observe(message, data)
+                    sink, outcome, first_break = self._observe(message, data)
+                    awaiting[message["turn"]] = sink
                     if len(awaiting) > _TURNS_AWAITING_USAGE:
                         awaiting.popitem(last=False)
+                    writer.write(_line({"turn": message["turn"], "key": message["key"], "outcome": outcome,
+                                        "first_break": first_break}))
                 elif op == "usage":
-                    sink = awaiting.pop(message["turn"], None)
-                    if sink is not None:
-                        sink(int(message["prompt"]), int(message["cached"]))
+                    if message["turn"] in awaiting:
+                        awaiting.pop(message["turn"])(int(message["prompt"]), int(message["cached"]))
                 elif op == "report":
                     report = await self.sessions.report(int(message["sessions"]), message.get("key"))
                     writer.write(_line({"id": message["id"], "report": report.model_dump(mode="json")}))
@@ -64,20 +70,21 @@ class SessionKeeper:
         finally:
             writer.close()
 
-    def _observe(self, message: dict[str, Any], data: bytes) -> UsageSink:
+    def _observe(self, message: dict[str, Any], data: bytes) -> tuple[UsageSink, Outcome, bool]:
         parts, start = [], 0
         for label, owner, size in message["parts"]:
             parts.append(Part(label, owner, data[start:start + size]))
             start += size
         seen = Observation(message["key"], message["session"], message["first_user"], message["route"], parts)
-        return self.sessions.observe(seen)
+        return self.sessions.observe_turn(seen)
 
 
 class SharedSessions:
     """A worker's view: observations go to the keeper; reports come from it."""
 
-    def __init__(self, keeper_path: str) -> None:
+    def __init__(self, keeper_path: str, metrics: ProxyMetrics) -> None:
         self.keeper_path = keeper_path
+        self.metrics = metrics
         self._writer: asyncio.StreamWriter | None = None
         self._connected = asyncio.Event()
         self._waiting: dict[int, asyncio.Future[dict[str, Any]]] = {}
@@ -92,6 +99,9 @@ class SharedSessions:
         self._connected.set()
         while line := await reader.readline():
             reply = json.loads(line)
+            if "outcome" in reply:
+                count_turn(self.metrics, reply["key"], reply["outcome"], reply["first_break"])
+                continue
             future = self._waiting.pop(reply["id"], None)
             if future is not None and not future.done():
                 future.set_result(reply)

@@ -5,7 +5,8 @@ A session is one conversation of one key: the client's session header where it s
 mix a conversation with its side requests (opencode's title request shares its session id), the
 first user turn alone two conversations that start alike. The tracker keeps the last request's
 checksums (fingerprint.py), never its text, and the last turns' figures, for an LRU of
-sessions: memory is bounded by `capacity` sessions of `turns_kept` turns.
+sessions: memory is bounded by `capacity` sessions of `turns_kept` turns. Metrics are the
+caller's (service.py counts each turn where it is served).
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from collections import OrderedDict, deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from stackctl.proxy.metrics import ProxyMetrics
 from stackctl.proxy.protocol.cache_report import Outcome
 from stackctl.proxy.sessions.capture import Capture
 from stackctl.proxy.sessions.fingerprint import Fingerprint, Part, PrefixMatch, compare, fingerprint
@@ -94,6 +94,7 @@ class Turn:
     prompt_tokens: int | None = None
     cached_tokens: int | None = None
     captured: bool = False
+    first_break: bool = False  # the session's first: it counts as a broken session
 
     def usage(self, prompt: int, cached: int) -> None:
         """The backend's report for this request (summed, for a search loop's several calls)."""
@@ -118,7 +119,6 @@ class Session:
 class SessionTracker:
     capacity: int = DEFAULT_CAPACITY
     turns_kept: int = TURNS_KEPT
-    metrics: ProxyMetrics | None = None
     capture: Capture | None = None
     clock: Callable[[], float] = time.time
     sessions: OrderedDict[bytes, Session] = field(default_factory=OrderedDict)
@@ -145,12 +145,9 @@ class SessionTracker:
             session.last_seen = now
             if turn.outcome == "broken":
                 session.breaks += 1
-                if session.breaks == 1 and self.metrics is not None:
-                    self.metrics.prefix_broken_sessions.labels(seen.key).inc()
+                turn.first_break = session.breaks == 1
         session.turns_total += 1
         session.turns.append(turn)
-        if self.metrics is not None:
-            self.metrics.prefix_requests.labels(seen.key, turn.outcome).inc()
         if self.capture is not None:
             turn.captured = self.capture.keep(session.id, turn.number, seen.parts)
         return turn

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from stackctl.proxy.metrics import ProxyMetrics
 from stackctl.proxy.sessions.capture import Capture
 from stackctl.proxy.sessions.parts import chat_payload_parts
 from stackctl.proxy.sessions.service import LocalSessions
@@ -29,7 +30,8 @@ def test_two_workers_one_conversation(tmp_path: Path) -> None:
         kept = LocalSessions(SessionTracker(capture=Capture(tmp_path / "captures")))
         path = str(tmp_path / "sessions.sock")
         server = await asyncio.start_unix_server(SessionKeeper(kept).serve, path=path)
-        workers = [SharedSessions(path), SharedSessions(path)]
+        metrics = [ProxyMetrics(), ProxyMetrics()]
+        workers = [SharedSessions(path, metrics[0]), SharedSessions(path, metrics[1])]
         readers = [asyncio.create_task(worker.run()) for worker in workers]
         try:
             # Sent before the first worker is connected: held, then delivered.
@@ -47,6 +49,12 @@ def test_two_workers_one_conversation(tmp_path: Path) -> None:
             assert session.client_session == "conversation…"
             stopped = await workers[0].capture(0)
             assert not stopped.active
+            # Each worker counted the outcomes of what it observed (the keeper told it).
+            rendered = [m.render().decode() for m in metrics]
+            assert 'stackctl_proxy_prefix_requests_total{key="alice",outcome="first"} 1.0' in rendered[0]
+            assert 'stackctl_proxy_prefix_requests_total{key="alice",outcome="broken"} 1.0' in rendered[0]
+            assert 'stackctl_proxy_prefix_broken_sessions_total{key="alice"} 1.0' in rendered[0]
+            assert 'stackctl_proxy_prefix_requests_total{key="alice",outcome="kept"} 1.0' in rendered[1]
         finally:
             for reader in readers:
                 reader.cancel()

@@ -23,6 +23,7 @@ from stackctl.proxy.sessions.parts import (
     first_user_text_of_items,
     responses_payload_parts,
 )
+from stackctl.proxy.sessions.service import LocalSessions
 from stackctl.proxy.sessions.tracker import Observation, SessionTracker, client_session
 from stackctl.proxy.sessions.volatile import suspect_at
 
@@ -180,15 +181,22 @@ def test_sessions_are_told_apart_by_key_header_and_first_user_turn() -> None:
     assert client_session({}) is None
 
 
+def counted(sessions: LocalSessions, payload: dict) -> None:
+    """One request through the sessions as the proxy observes it (metrics counted)."""
+    sessions.observe(Observation("alice", None, first_user_text_of_items(payload["messages"]), "/v1/chat/completions",
+                                 chat_payload_parts(payload)))
+
+
 def test_memory_is_an_lru_of_sessions_without_prompt_text() -> None:
     metrics = ProxyMetrics(key_names=("alice",))
-    tracker = SessionTracker(capacity=3, turns_kept=2, metrics=metrics)
+    tracker = SessionTracker(capacity=3, turns_kept=2)
+    sessions = LocalSessions(tracker, metrics)
     for number in range(5):
-        observe(tracker, chat(f"conversation {number}"))
+        counted(sessions, chat(f"conversation {number}"))
     assert len(tracker.sessions) == 3
     assert [s.turns[0].number for s in tracker.sessions.values()] == [1, 1, 1]
     for _ in range(4):
-        observe(tracker, chat("conversation 4", "a", "b", system=SYSTEM * 20))
+        counted(sessions, chat("conversation 4", "a", "b", system=SYSTEM * 20))
     session = next(reversed(tracker.sessions.values()))
     assert len(session.turns) == 2 and session.turns_total == 5
     # What is kept of a request is checksums: about an eighth of its bytes (4 per 32), no text.
@@ -203,10 +211,12 @@ def test_memory_is_an_lru_of_sessions_without_prompt_text() -> None:
 
 def test_a_session_counts_as_broken_once_and_its_turns_take_the_usage() -> None:
     metrics = ProxyMetrics(key_names=("alice",))
-    tracker = SessionTracker(metrics=metrics)
-    observe(tracker, chat("x", system="A" * 100))
+    tracker = SessionTracker()
+    sessions = LocalSessions(tracker, metrics)
+    counted(sessions, chat("x", system="A" * 100))
     for letter in "BC":
-        turn = observe(tracker, chat("x", system=letter * 100))
+        counted(sessions, chat("x", system=letter * 100))
+    turn = next(iter(tracker.sessions.values())).turns[-1]
     turn.usage(1000, 900)
     turn.usage(10, 0)  # a search loop's second backend call
     assert (turn.prompt_tokens, turn.cached_tokens) == (1010, 900)
