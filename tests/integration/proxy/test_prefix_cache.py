@@ -65,3 +65,6 @@ def test_openai_clients_get_vllms_cached_tokens_and_the_key_counts_them(vllm_pro
                                             stream_options={"include_usage": True})
     usage = [chunk.usage for chunk in stream if chunk.usage is not None][-1]
     assert usage.prompt_tokens_details and usage.prompt_tokens_details.cached_tokens == cached
+    # ... and the key counts it as well (the relay reads the last usage report).
+    assert metric(vllm_proxy, "stackctl_proxy_cached_tokens_total", key="alice") - before == counted + cached
+
