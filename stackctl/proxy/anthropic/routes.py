@@ -106,7 +106,8 @@ class AnthropicRoutes:
             completion = await calls.chat_completion(chat)
             message = translate_completion(completion, stop_sequences=parsed.stop_sequences)
         track()
-        exchange.timer.tokens(message.usage.input_tokens, message.usage.output_tokens)
+        usage = message.usage
+        exchange.timer.tokens(usage.prompt_tokens, usage.output_tokens, cached=usage.cache_read_input_tokens)
         return json_response(message.model_dump_json().encode())
 
     async def count_tokens(self, exchange: Exchange) -> Response:

@@ -68,3 +68,42 @@ def test_openai_clients_get_vllms_cached_tokens_and_the_key_counts_them(vllm_pro
     # ... and the key counts it as well (the relay reads the last usage report).
     assert metric(vllm_proxy, "stackctl_proxy_cached_tokens_total", key="alice") - before == counted + cached
 
+
+def test_anthropic_clients_get_cache_reads_with_input_tokens_the_uncached_rest(vllm_proxy: RunningProxy) -> None:
+    """Anthropic's usage: the whole prompt is input_tokens + cache_read_input_tokens. Both shapes
+    of the reply, read by the official SDK (streamed: its accumulator over message_start and
+    message_delta)."""
+    client = vllm_proxy.anthropic()
+    request = {"model": "any", "max_tokens": 2, "messages": [{"role": "user", "content": long_prompt()}]}
+    before = metric(vllm_proxy, "stackctl_proxy_cached_tokens_total", key="alice")
+    first = client.messages.create(**request)
+    second = client.messages.create(**request)
+    with client.messages.stream(**request) as stream:
+        streamed = stream.get_final_message()
+    prompt = first.usage.input_tokens + (first.usage.cache_read_input_tokens or 0)
+    for reply in (second, streamed):
+        cached = reply.usage.cache_read_input_tokens or 0
+        assert prompt - 64 <= cached < prompt, reply.usage  # all but the last block, from cache
+        assert reply.usage.input_tokens == prompt - cached, reply.usage
+        assert reply.usage.cache_creation_input_tokens == 0, reply.usage
+    counted = metric(vllm_proxy, "stackctl_proxy_cached_tokens_total", key="alice") - before
+    assert counted == sum(reply.usage.cache_read_input_tokens or 0 for reply in (first, second, streamed))
+
+
+def test_responses_clients_get_vllms_cached_tokens(vllm_proxy: RunningProxy) -> None:
+    """/v1/responses: usage.input_tokens_details.cached_tokens as vLLM sent it, streamed or not."""
+    client = vllm_proxy.openai()
+    request = {"model": "any", "input": long_prompt(), "max_output_tokens": 16}
+    before = metric(vllm_proxy, "stackctl_proxy_cached_tokens_total", key="alice")
+    first = client.responses.create(**request)
+    second = client.responses.create(**request)
+    streamed = [event for event in client.responses.create(**request, stream=True)
+                if event.type == "response.completed"][-1].response  # fmt: skip
+    assert first.usage and second.usage and streamed.usage
+    for reply in (second, streamed):
+        assert reply.usage is not None
+        cached = reply.usage.input_tokens_details.cached_tokens
+        assert reply.usage.input_tokens - 64 <= cached < reply.usage.input_tokens, reply.usage
+    counted = metric(vllm_proxy, "stackctl_proxy_cached_tokens_total", key="alice") - before
+    replies = (first, second, streamed)
+    assert counted == sum(r.usage.input_tokens_details.cached_tokens for r in replies if r.usage)
