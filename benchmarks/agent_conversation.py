@@ -20,8 +20,9 @@ _TOOLS = [("Agent", 3225, 9), ("Bash", 2110, 8), ("Edit", 360, 4), ("ListAgents"
           ("ReportFindings", 574, 9), ("ScheduleWakeup", 3396, 7), ("Skill", 1417, 2), ("ToolSearch", 952, 3),
           ("Workflow", 3496, 10), ("DeferredToolPlaceholder", 83, 0), ("Write", 240, 2)]
 _SYSTEM_BYTES = 6770
-_WORDS = ("the file tool agent session prompt cache token model request reply user system output input "
-          "error test build run path line code change commit branch review plan step result").split()
+_WORDS = ("the", "file", "tool", "agent", "session", "prompt", "cache", "token", "model",
+          "request", "reply", "user", "system", "output", "input", "error", "test", "build", "run",
+          "path", "line", "code", "change", "commit", "branch", "review", "plan", "step", "result")
 
 
 def _text(rng: random.Random, size: int) -> str:
