@@ -16,6 +16,7 @@ from functools import cached_property
 from pathlib import Path
 
 from python_on_whales import Container, DockerClient
+from python_on_whales.client_config import ClientNotFoundError
 from python_on_whales.exceptions import DockerException
 
 from stackctl.diagnosis import DIAGNOSIS_LOG_LINES, diagnose_service_log
@@ -75,13 +76,14 @@ class ComposeRuntime(Runtime):
 
     def image_start(self, image: str) -> ImageStart | None:
         """How `image` starts (its ENTRYPOINT and labels) as Docker has it locally; None when it
-        is not here or no engine answers. `up` renders again once its images are here."""
+        is not here, no engine answers or this host has no docker CLI (a GPU host rendering for
+        another). `up` renders again once its images are here."""
         known = self._image_starts.get(image)
         if known is not None:
             return known
         try:
             config = self.docker.image.inspect(image).config
-        except (DockerException, FileNotFoundError, ValueError):
+        except (DockerException, ClientNotFoundError, FileNotFoundError, ValueError):
             return None
         self._image_starts[image] = ImageStart(tuple(config.entrypoint or ()), dict(config.labels or {}))
         return self._image_starts[image]

@@ -88,6 +88,19 @@ def test_init_then_render_gives_a_compose_project(tmp_path):
             assert secret not in text
 
 
+def test_render_on_a_host_without_docker_still_writes_the_compose_project(tmp_path):
+    # The first H100 run's host had no docker CLI: `render` read the vLLM image's ENTRYPOINT
+    # through python-on-whales, which raised ClientNotFoundError as a traceback.
+    no_docker = tmp_path / "bin"
+    no_docker.mkdir()
+    env = {"PATH": str(no_docker)}
+    assert run_cli("init", "--hardware", "h100", "--model", "qwen3-32b", cwd=tmp_path, env=env).returncode == 0
+    result = run_cli("render", cwd=tmp_path, env=env)
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr
+    assert "- serve" in (tmp_path / "docker-compose.yml").read_text()
+
+
 def test_invalid_stack_files_each_give_one_line_and_exit_2(tmp_path):
     cases = {
         "colour: blue\n": ["unknown key 'colour'"],

@@ -375,11 +375,13 @@ class Check:
         """The session again on a model of real depth (Qwen3-8B's 36 layers): what the prefix
         cache saves shows in TTFT there. The check's stack goes down first (one GPU)."""
         deep_model = self.work / "model-deep"
+        # Down before the model is generated: its weights are made on the GPU, which vLLM's pool
+        # (0.92 of it) leaves no room for (the second H100 run ran out of memory there).
+        self.stackctl("down")
         began = time.monotonic()
         self.sh([*self.stackctl_argv, "demo-model", "--shape", "qwen3-8b-widths", "--layers", "36",
                  "--python", self.engine_python(), "--out", deep_model], timeout=900)
         generated = round(time.monotonic() - began, 1)
-        self.stackctl("down")
         deep = self.work / "stack-deep"
         try:
             up = self.bring_up(deep, deep_model)

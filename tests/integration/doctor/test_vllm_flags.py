@@ -38,7 +38,7 @@ def test_no_engine_venv_means_nothing_to_parse_with(tmp_path):
 # Every GPU model profile once, every GPU hardware profile at least once (each parse starts the
 # engine's interpreter and imports vLLM: ~15 s on a loaded 2-core machine).
 GPU_STACKS = [
-    ("rtx-pro-6000", "qwen3.6-27b"), ("rtx-pro-6000", "qwen3-32b"), ("rtx-pro-6000", "qwen3-32b-awq"),
+    ("rtx-pro-6000", "qwen3.6-27b"), ("h100", "qwen3-32b"), ("rtx-pro-6000", "qwen3-32b-awq"),
     ("rtx-pro-6000", "gpt-oss-120b"), ("dgx-spark", "qwen3.6-35b-a3b-fp8"), ("dgx-spark", "qwen3-coder-next-fp8"),
     ("generic", "qwen3.6-35b-a3b-fp8"),
 ]
