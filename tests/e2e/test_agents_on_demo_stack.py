@@ -230,11 +230,12 @@ def test_the_prefix_cache_survives_a_five_turn_session_resumed_the_next_day(
 ) -> None:
     stack, _ = started
     home, work = connected(stack, "claude-code", tmp_path)
-    turns = []
+    turns, replies = [], []
     for turn in range(1, 6):
         before = prefix_cache(stack)
         flags = ("--continue",) if turn > 1 else ()
-        claude_turn(claude_code, home, work, f"turn {turn}: say hi", *flags, TZ=YESTERDAY if turn == 1 else TODAY)
+        replies.append(claude_turn(claude_code, home, work, f"turn {turn}: say hi", *flags,
+                                   TZ=YESTERDAY if turn == 1 else TODAY))
         after = prefix_cache(stack)
         turns.append((after[0] - before[0], after[1] - before[1]))
     figures = ", ".join(f"turn {n}: {hits:.0f}/{queries:.0f}" for n, (hits, queries) in enumerate(turns, 1))
@@ -245,6 +246,21 @@ def test_the_prefix_cache_survives_a_five_turn_session_resumed_the_next_day(
         assert hits / queries > 0.95, f"{claude_code.label}: turn {number} reused only {hits:.0f} of {queries:.0f}"
     session_hits, session_queries = (sum(column) for column in zip(*turns, strict=True))
     assert session_hits / session_queries > 0.75, figures
+    # Claude Code itself saw it: the proxy's cache_read_input_tokens in the usage it reports, with
+    # input_tokens the uncached rest (Anthropic's definition), as vLLM counted it.
+    usage = [reply["usage"] for reply in replies]
+    print(f"{claude_code.label}: its usage (input + cache read) " + ", ".join(
+        f"turn {n}: {u['input_tokens']} + {u['cache_read_input_tokens']}" for n, u in enumerate(usage, 1)))
+    for number, (reported, (hits, _)) in enumerate(zip(usage[1:], turns[1:], strict=True), 2):
+        prompt = reported["input_tokens"] + reported["cache_read_input_tokens"]
+        assert reported["cache_read_input_tokens"] > 0.95 * prompt, f"{claude_code.label}: turn {number}: {reported}"
+        assert reported["cache_read_input_tokens"] == hits, f"{claude_code.label}: turn {number}: {reported}, vLLM {hits}"
+    # And the proxy followed the conversation (Claude Code's session header, kept by --continue):
+    # five turns, each extending the one before, as much from cache as vLLM said.
+    shown = replies[0]["session_id"][:12]  # the report shortens it
+    session = next(s for s in cache_report(stack) if (s["client_session"] or "").startswith(shown))
+    assert [t["outcome"] for t in session["turns"]] == ["first"] + ["kept"] * 4, session["turns"]
+    assert [t["cached_tokens"] for t in session["turns"][1:]] == [hits for hits, _ in turns[1:]], session["turns"]
 
 
 def cache_report(stack: DemoStack, *args: str) -> list[dict]:
@@ -284,6 +300,7 @@ def test_opencode_sees_its_second_turn_served_from_cache_and_the_report_a_kept_p
     turns = session["turns"]
     assert [turn["outcome"] for turn in turns] == ["first", "kept"], turns
     assert turns[1]["kept_messages"] == turns[0]["messages"] and turns[1]["route"] == "/v1/chat/completions"
+    assert turns[1]["cached_tokens"] > 0.9 * turns[1]["prompt_tokens"], turns[1]
 
 
 def test_opencode_resumed_the_next_day_breaks_its_prefix_at_the_date(
@@ -314,6 +331,9 @@ def test_opencode_resumed_the_next_day_breaks_its_prefix_at_the_date(
     assert exact == len(before[:date + common].encode()), (broken["change"], before[date:date + 20], after[date:date + 20])
     assert f"-  Today's date: {before[date:].splitlines()[0]}" in broken["diff"], broken["diff"]
     # What the break cost: the tools and the conversation after the date are prefilled again.
+    print(f"{opencode.label} resumed the next day: {broken['change']}; kept {broken['kept_bytes']} of "
+          f"{broken['previous_bytes']} bytes; {broken['cached_tokens']} of {broken['prompt_tokens']} prompt tokens "
+          "from cache")
     assert broken["kept_bytes"] < 0.5 * broken["previous_bytes"], broken
     # Without the capture (stopped: the prompts are deleted), the date at its first byte.
     assert stack.cli("cache-report", "--stop-capture").returncode == 0
