@@ -2,6 +2,9 @@
 stack, for each concurrency level:
 
 - direct: streamed chat completions straight to vLLM (its own port and key);
+- direct+usage: the same, asking vLLM for usage on every chunk (`continuous_usage_stats`, as the
+  proxy's Anthropic route does so that message_start carries the prompt's size): what that costs
+  vLLM's own server;
 - openai: the same requests through the filter-proxy's OpenAI route (a client key);
 - anthropic: the same prompt as Anthropic Messages through the proxy's translation.
 
@@ -34,7 +37,7 @@ from stackctl.config import load_stack_config
 from stackctl.envfile import read_env
 
 PROMPT = "Write a long story about a lighthouse keeper."
-DIRECT, OPENAI, ANTHROPIC = "direct", "openai route", "anthropic route"
+DIRECT, DIRECT_USAGE, OPENAI, ANTHROPIC = "direct", "direct+usage", "openai route", "anthropic route"
 
 
 @dataclass(frozen=True)
@@ -58,11 +61,15 @@ def targets(access: StackAccess, tokens: int) -> list[Target]:
     chat = json.dumps({"model": access.model, "stream": True, "max_tokens": tokens, "ignore_eos": True,
                        "stream_options": {"include_usage": True},
                        "messages": [{"role": "user", "content": PROMPT}]}).encode()
+    chat_usage = json.dumps({**json.loads(chat), "stream_options": {"include_usage": True,
+                                                                    "continuous_usage_stats": True}}).encode()
     messages = json.dumps({"model": access.model, "stream": True, "max_tokens": tokens,
                            "messages": [{"role": "user", "content": PROMPT}]}).encode()
     return [
         Target(DIRECT, access.vllm_port, "/v1/chat/completions", {"authorization": f"Bearer {access.vllm_key}"}, chat,
                "openai"),
+        Target(DIRECT_USAGE, access.vllm_port, "/v1/chat/completions",
+               {"authorization": f"Bearer {access.vllm_key}"}, chat_usage, "openai"),
         Target(OPENAI, access.proxy_port, "/v1/chat/completions", {"authorization": f"Bearer {access.client_key}"},
                chat, "openai"),
         Target(ANTHROPIC, access.proxy_port, "/v1/messages",
@@ -154,7 +161,7 @@ def main() -> None:
     parser.add_argument("--stack", type=Path, required=True, help="the stack directory (stack.yaml, .env)")
     parser.add_argument("--levels", default="1,16,64,256")
     parser.add_argument("--tokens", type=int, default=256)
-    parser.add_argument("--routes", default=f"{DIRECT},{OPENAI},{ANTHROPIC}")
+    parser.add_argument("--routes", default=f"{DIRECT},{DIRECT_USAGE},{OPENAI},{ANTHROPIC}")
     parser.add_argument("--client-check", action="store_true")
     parser.add_argument("--proxy-port", type=int, help="another filter-proxy in front of the same vLLM, with the "
                         "stack's keys (e.g. an older release, to compare in the same run)")

@@ -138,7 +138,7 @@ def test_the_route_benchmark_measures_every_route_of_the_stack(stack: DemoStack,
                           timeout=300, check=False)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     results = json.loads(out.read_text())["results"]
-    assert sorted({result["route"] for result in results}) == ["anthropic route", "direct", "openai route"]
+    assert sorted({result["route"] for result in results}) == ["anthropic route", "direct", "direct+usage", "openai route"]
     assert all(result["failed"] == 0 and result["tokens_per_s"] > 0 for result in results), results
 
 

@@ -2,7 +2,7 @@
 stack up on the GPU, check it, measure it, write one report. Standard library only until stackctl
 itself is installed (its venv then runs the rest).
 
-    python3 tools/gpu_check/run.py start --pieces DIR [--work /tmp/gpu-check]   # in the background
+    python3 tools/gpu_check/run.py start --pieces DIR [--work /tmp/gpu-check] [--only PHASES]  # in the background
     python3 tools/gpu_check/run.py wait [--work ...] [--until SECONDS] [--out DIR] # progress, report
     python3 tools/gpu_check/run.py all --pieces DIR [--work ...] [--out DIR]       # in the foreground
 
@@ -489,7 +489,8 @@ def main() -> None:
     options = parser.parse_args()
     options.work.mkdir(parents=True, exist_ok=True)
     if options.action == "start":
-        argv = [sys.executable, __file__, "all", "--work", str(options.work), "--levels", options.levels,
+        argv = [sys.executable, __file__, "phases", "--only", options.only, "--work", str(options.work),
+                "--levels", options.levels,
                 "--tokens", str(options.tokens), "--hardware", options.hardware] + \
             (["--pieces", str(options.pieces)] if options.pieces else [])
         with open(options.work / "run.log", "ab") as log:

@@ -2,7 +2,9 @@
 
 A background task reads `vllm:num_requests_waiting` from the backend's /metrics every
 `backend_poll_s` (only the lines of that metric are parsed, so a poll costs little); `check()`
-is a comparison on the request path. Past the bound, new generation requests get Anthropic's
+is a comparison on the request path. A queue past the bound on two readings in a row (not one:
+a burst of streams waits a few prefill steps, ~0.1 s, to be admitted; on an H100 a 256-stream
+burst read once past the bound of 64 turned 2 of 512 requests away), new generation requests get Anthropic's
 529 `overloaded_error` (503 on OpenAI routes), which the official SDKs and Claude Code retry
 with back-off; requests already running keep their streams. No reading (backend down, not
 vLLM) means no refusal: a backend that cannot be reached answers for itself.
@@ -28,6 +30,7 @@ class BackendQueueWatch:
         self.max_waiting = max_waiting
         self.poll_s = poll_s
         self.waiting: float | None = None  # the last reading; None: unknown
+        self._previous: float | None = None  # the reading before it
         self._warned = False
 
     @property
@@ -35,24 +38,30 @@ class BackendQueueWatch:
         return self.max_waiting > 0
 
     def check(self) -> None:
-        """Raises Overloaded while the last reading is past the bound."""
-        if self.enabled and self.waiting is not None and self.waiting > self.max_waiting:
+        """Raises Overloaded while the last two readings are past the bound."""
+        if self.enabled and self.past_bound(self.waiting) and self.past_bound(self._previous):
             raise Overloaded(
                 f"the model backend is overloaded: {self.waiting:g} requests are waiting "
                 f"(the bound is {self.max_waiting}); retry with back-off",
                 reason="backend_queue",
             )
 
+    def past_bound(self, reading: float | None) -> bool:
+        return reading is not None and reading > self.max_waiting
+
+    def record(self, reading: float | None) -> None:
+        self._previous, self.waiting = self.waiting, reading
+
     async def poll_once(self) -> None:
         try:
             text = await self.backend.metrics_text(timeout_s=max(1.0, 2 * self.poll_s))
         except ProxyError as error:
-            self.waiting = None
+            self.record(None)
             if not self._warned:
                 log.warning("cannot read the backend's queue length: %s", error.message)
                 self._warned = True
             return
-        self.waiting = waiting_requests(text)
+        self.record(waiting_requests(text))
         if self.waiting is None and not self._warned:
             log.warning("the backend's /metrics has no %s: back-pressure is off", WAITING_METRIC)
             self._warned = True
