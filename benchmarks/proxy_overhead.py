@@ -48,6 +48,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from proxy_process import free_port
 from stream_client import LevelResult, Target, run_level
 
 MODEL = "bench-model"
@@ -96,12 +97,6 @@ class Server:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def wait_for(server: Server, path: str = "/health", timeout_s: float = 120) -> None:

@@ -26,7 +26,6 @@ import json
 import os
 import random
 import re
-import socket
 import statistics
 import subprocess
 import sys
@@ -35,6 +34,8 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
+
+from proxy_process import free_port  # this folder is on sys.path: the script runs from it
 
 REPO = Path(__file__).resolve().parents[1]
 KEY = "sk-soak-not-a-secret"
@@ -354,12 +355,6 @@ def settled_stats(pid: int) -> ProcessStats:
         elif time.monotonic() - stable_since >= 6.0:
             break
     return proxy_stats(pid)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def wait_for_http(url: str, process: subprocess.Popen[bytes], what: str) -> None:

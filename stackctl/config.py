@@ -9,10 +9,10 @@ from typing import Literal, get_args
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from stackctl.config_hosts import HostSpec, RayOptions, check_hosts, cluster_shape
 from stackctl.errors import ConfigError
 from stackctl.profiles import HARDWARE_PROFILES, MODEL_PROFILES, HardwareProfile, ModelProfile
 from stackctl.profiles.custom import CustomModel
-from stackctl.topology.model import HostSpec, RayOptions, check_hosts, cluster_shape
 
 STACK_FILE = "stack.yaml"
 # How the services run (stackctl.runtime turns the name into the object that runs them).
@@ -371,7 +371,7 @@ def load_stack_config(path: Path) -> StackConfig:
     try:
         data = yaml.safe_load(path.read_text())
     except yaml.YAMLError as error:
-        raise ConfigError(f"{path}: not valid YAML ({_first_line(str(error))})") from None
+        raise ConfigError(f"{path}: not valid YAML ({_one_line(str(error))})") from None
     return parse_stack_config(data, str(path))
 
 
@@ -409,5 +409,6 @@ def _allowed_keys(location: tuple) -> list[str]:
     return list(model.model_fields)
 
 
-def _first_line(text: str) -> str:
+def _one_line(text: str) -> str:
+    """The text on one line, its runs of white space folded (a YAML error spans several)."""
     return " ".join(text.split())

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from stackctl.config import StackConfig
-from stackctl.doctor.host import HostFacts
 from stackctl.envfile import read_env
 from stackctl.errors import StackError
+from stackctl.host import HostFacts
 from stackctl.layout import StackLayout
 
 GB = 10**9

@@ -8,18 +8,15 @@ from typing import TYPE_CHECKING, Any
 
 from stackctl import __version__
 from stackctl.config import StackConfig
-from stackctl.engine.choice import native_engine_python
-from stackctl.layout import StackLayout
 from stackctl.own_images import image_template_values
 from stackctl.profiles.engines import default_vllm_image
-from stackctl.topology import plan_for
 from stackctl.topology.ray_probe import ray_probe_argv
 from stackctl.vllm_args import vllm_args
 from stackctl.vllm_settings import local_model_dir
 
 if TYPE_CHECKING:
     from stackctl.runtime.base import Runtime
-    from stackctl.topology import RayPlan
+    from stackctl.topology import HostPlan, RayPlan
 
 
 def proxy_args(config: StackConfig, *, host: str = "127.0.0.1") -> list[str]:
@@ -53,13 +50,9 @@ def limit_args(config: StackConfig) -> list[str]:
     return args
 
 
-def template_context(config: StackConfig, layout: StackLayout, runtime: Runtime) -> dict[str, Any]:
-    model = runtime.model_location(local_model_dir(config))
-    paths = {**runtime.template_paths(), "hf_cache": str(Path(config.hf_cache).expanduser())}
-    host = plan_for(config, layout.host)
-    own_images = image_template_values(config)
-    engine_python = native_engine_python(config)
-    invocation = runtime.vllm_invocation(vllm_service_image(config, own_images), engine_python)
+def outline_context(config: StackConfig, runtime: Runtime, host: HostPlan) -> dict[str, Any]:
+    """What names, images and health gates are filled with: this host's plan, the ports and the
+    images; not the engine's interpreter and flags (`down` and `status` need no engine)."""
     return {
         # This host's share of the stack: its services, listen addresses, upstreams, Ray node.
         "host": host,
@@ -73,19 +66,31 @@ def template_context(config: StackConfig, layout: StackLayout, runtime: Runtime)
         "ports": config.ports,
         "served_name": config.served_name,
         "version": __version__,
-        "paths": paths,
+        "vllm_image": config.images.get("vllm", default_vllm_image(config.hardware_profile, config.model_profile)),
+        "own_images": image_template_values(config),
+        "default_vllm_image": default_vllm_image(config.hardware_profile, config.model_profile),
+    }
+
+
+def template_context(config: StackConfig, runtime: Runtime, host: HostPlan) -> dict[str, Any]:
+    """Everything a fragment or config template may use: the outline's values, the paths as the
+    services see them, and the engine the runtime runs (its interpreter, how vLLM is started, its
+    flags and variables)."""
+    outline = outline_context(config, runtime, host)
+    model = runtime.model_location(local_model_dir(config))
+    invocation = runtime.vllm_invocation(vllm_service_image(config, outline["own_images"]))
+    return {
+        **outline,
+        "paths": {**runtime.template_paths(), "hf_cache": str(Path(config.hf_cache).expanduser())},
         "vllm_args": vllm_args(config, model_ref=model.reference, model_positional=invocation.model_positional),
         # What starts vLLM before its arguments: the image's own ENTRYPOINT or the words rendered here.
         "vllm_invocation": {"entrypoint": list(invocation.entrypoint) if invocation.entrypoint is not None else None,
                             "command": list(invocation.command)},
         "vllm_extra_volumes": list(model.mounts),
         "vllm_environment": _vllm_environment(config, host.ray, runtime.engine_environment()),
-        "vllm_image": config.images.get("vllm", default_vllm_image(config.hardware_profile, config.model_profile)),
         "proxy_args": proxy_args(config, host=host.proxy_bind),
-        "own_images": own_images,
-        "default_vllm_image": default_vllm_image(config.hardware_profile, config.model_profile),
         "native": {
-            "engine_python": str(engine_python),
+            "engine_python": runtime.engine_python(),
             "stackctl": [sys.executable, "-m", "stackctl"],
         },
     }

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from stackctl.config import StackConfig
+from stackctl.config_hosts import cluster_shape
 from stackctl.engine.demo_model import default_demo_model_dir
-from stackctl.topology.model import cluster_shape
 
 
 @dataclass(frozen=True)

@@ -7,9 +7,11 @@ from typing import Annotated
 
 import typer
 
+from stackctl.clients import RECIPES, client_config
 from stackctl.commands._shared import cli_invocation, console, err_console, layout_of, load_stack
 
-CLIENT_NAMES = ("claude-code", "opencode", "openclaw", "codex", "openai", "anthropic", "key")
+# Every client's recipe (stackctl/clients/), then the key alone.
+CLIENT_NAMES = (*RECIPES, "key")
 
 
 def register(app: typer.Typer) -> None:
@@ -18,7 +20,7 @@ def register(app: typer.Typer) -> None:
 
 def connect(
     ctx: typer.Context,
-    client: Annotated[str, typer.Argument(help="claude-code, opencode, openclaw, codex, openai, anthropic, or key "
+    client: Annotated[str, typer.Argument(help=f"{', '.join(RECIPES)}, or key "
                                                "(the client key alone, for scripts).")],
     key: Annotated[str | None, typer.Option("--key", help="Client key name from .env (default: the first).")] = None,
     host: Annotated[str | None, typer.Option(help="Address or name clients use (default: this machine's LAN "
@@ -31,7 +33,7 @@ def connect(
 ) -> None:
     """A working configuration for a coding agent or SDK: endpoint, key, model, context limits."""
     from stackctl.errors import ConfigError
-    from stackctl.usecases.connect import client_config, connection_of, write_client_config
+    from stackctl.usecases.connect import connection_of, write_client_config
 
     if client not in CLIENT_NAMES:
         raise ConfigError(f"unknown client {client!r}; one of: {', '.join(CLIENT_NAMES)}")

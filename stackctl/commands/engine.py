@@ -26,7 +26,7 @@ def demo_model_command(
 ) -> None:
     """Generate a random-weight model locally (no download): the tiny demo model, or --shape."""
     from stackctl.engine.demo_model import (
-        MODEL_SHAPES,
+        DEMO_MODEL_SHAPES,
         default_demo_model_dir,
         generate_demo_model,
         shaped_model_dir,
@@ -35,9 +35,9 @@ def demo_model_command(
 
     chosen = None
     if shape is not None:
-        if shape not in MODEL_SHAPES:
-            raise StackError(f"unknown shape '{shape}'; choose one of: {', '.join(MODEL_SHAPES)}")
-        chosen = MODEL_SHAPES[shape].with_layers(layers) if layers else MODEL_SHAPES[shape]
+        if shape not in DEMO_MODEL_SHAPES:
+            raise StackError(f"unknown shape '{shape}'; choose one of: {', '.join(DEMO_MODEL_SHAPES)}")
+        chosen = DEMO_MODEL_SHAPES[shape].with_layers(layers) if layers else DEMO_MODEL_SHAPES[shape]
     target = out or (shaped_model_dir(chosen) if chosen else default_demo_model_dir())
     with console.status("preparing") as spinner:
         if python is None:

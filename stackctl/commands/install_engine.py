@@ -45,10 +45,10 @@ def install_engine(
         return
     if python is not None:
         raise ConfigError("--python goes with --from (the host's Python a bundle installs against)")
-    from stackctl.engine.choice import host_driver_major, plan_for, uses_cuda_engine
     from stackctl.engine.gpu_install import install_gpu_engine
     from stackctl.engine.install import default_engine_dir
     from stackctl.engine.install import install_engine as install_cpu_engine
+    from stackctl.runtime.native_engine import host_driver_major, plan_cuda_engine, uses_cuda_engine
 
     console = Console(highlight=False, soft_wrap=True)
     config = _stack_config(ctx)
@@ -62,7 +62,7 @@ def install_engine(
         return
     target = config if config and config.hardware_profile.has_gpu else parse_stack_config(
         {"hardware": "generic", "model": config.model if config and config.model_profile.gpu_only else "qwen3.6-27b"})
-    plan = plan_for(target, driver, vllm_version=vllm, torch_index_url=torch_index_url)
+    plan = plan_cuda_engine(target, driver, vllm_version=vllm, torch_index_url=torch_index_url)
     console.print(f"vLLM {plan.vllm} with torch {plan.torch} (CUDA {plan.cuda}, {plan.machine}) for "
                   f"{target.model_profile.architecture}: {plan.reason}")
     with console.status(f"installing vllm=={plan.vllm} (CUDA build)") as spinner:

@@ -17,10 +17,11 @@ def render(ctx: typer.Context, runtime: RuntimeOption = None, host: HostOption =
 
     # The Compose project unless asked otherwise: that is what `docker compose up -d` runs.
     stack = load_stack(ctx, runtime or RuntimeChoice("compose"), host)
-    project = render_project(stack.config, stack.layout, stack.runtime)
-    console.print(f"wrote {project.compose_file} ({len(project.services)} services: "
+    project = render_project(stack)
+    written = project.write(stack.layout)
+    console.print(f"wrote {written.compose_file} ({len(project.services)} services: "
                   f"{', '.join(service.name for service in project.services)})")
-    for path in project.config_files:
+    for path in written.config_files:
         console.print(f"wrote {path}")
     if not stack.layout.env_file.exists():
         console.print("[yellow]no .env yet: run `stackctl init` before `docker compose up -d`[/yellow]")

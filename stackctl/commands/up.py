@@ -41,6 +41,7 @@ def up(
     except ServiceStartFailed as failure:
         report_failed_start(err_console, failure)
         raise
+    from stackctl.clients import RECIPES
     from stackctl.usecases.connect import try_line
     from stackctl.usecases.launch import launch_lines
 
@@ -55,5 +56,5 @@ def up(
     console.print(f"curl:        {try_line(endpoint)}", markup=False)
     for title, line in launch_lines(invocation).items():
         console.print(f"{title + ':':<12} {line}", markup=False)
-    console.print(f"other machines: {invocation} connect claude-code|codex|opencode|openclaw|openai|anthropic "
+    console.print(f"other machines: {invocation} connect {'|'.join(RECIPES)} "
                   "[--write] (LAN address, key, model, context limits)", markup=False)

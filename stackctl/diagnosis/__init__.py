@@ -10,7 +10,7 @@ from stackctl.diagnosis.diagnose import (
     diagnose_log,
     diagnose_service_log,
 )
-from stackctl.diagnosis.model import Cause, Diagnosis, DiagnosisContext, Fix, Severity
+from stackctl.diagnosis.verdict import Cause, Diagnosis, DiagnosisContext, Fix, Severity
 
 __all__ = [
     "DIAGNOSIS_LOG_LINES",

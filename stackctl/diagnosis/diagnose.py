@@ -17,8 +17,8 @@ from stackctl.config import StackConfig
 from stackctl.diagnosis.evidence import Evidence, read_stated_settings
 from stackctl.diagnosis.fallback import read_fallback
 from stackctl.diagnosis.log_lines import error_block
-from stackctl.diagnosis.model import Diagnosis, DiagnosisContext, Severity
 from stackctl.diagnosis.signatures import SIGNATURES
+from stackctl.diagnosis.verdict import Diagnosis, DiagnosisContext, Severity
 
 # How many log lines a failed start is diagnosed from: vLLM's multi-process tracebacks are long,
 # and the root cause is often a few hundred lines above the last one.

@@ -11,7 +11,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from stackctl.diagnosis.model import DiagnosisContext
+from stackctl.diagnosis.verdict import DiagnosisContext
 
 # How many lines after the matched one may carry the rest of a wrapped message.
 _WRAP_LINES = 2

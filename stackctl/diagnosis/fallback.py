@@ -18,9 +18,9 @@ from stackctl.diagnosis.log_lines import (
     error_lines,
     strip_prefixes,
 )
-from stackctl.diagnosis.model import Cause, Diagnosis, DiagnosisContext, Fix, Severity
 from stackctl.diagnosis.remedy import Remedy, named_remedies
 from stackctl.diagnosis.stack_keys import placement
+from stackctl.diagnosis.verdict import Cause, Diagnosis, DiagnosisContext, Fix, Severity
 
 # How far around the decisive line hints are read (lines before: the error records that lead up
 # to it; after: the hint lines some messages end with).

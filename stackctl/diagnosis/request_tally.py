@@ -12,10 +12,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from stackctl.diagnosis.evidence import Evidence, read_stated_settings
-from stackctl.diagnosis.model import Cause, Diagnosis, DiagnosisContext
 from stackctl.diagnosis.signature import Signature
 from stackctl.diagnosis.signatures import SIGNATURES
 from stackctl.diagnosis.signatures.requests import REQUEST_CAUSES
+from stackctl.diagnosis.verdict import Cause, Diagnosis, DiagnosisContext
 
 # The signatures that recognise a request's failure (several may share a class).
 _REQUEST_SIGNATURES: tuple[Signature, ...] = tuple(entry for entry in SIGNATURES if entry.cause in REQUEST_CAUSES)

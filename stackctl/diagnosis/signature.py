@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from stackctl.diagnosis.evidence import Evidence
-from stackctl.diagnosis.model import Cause, Diagnosis, Fix, Severity
+from stackctl.diagnosis.verdict import Cause, Diagnosis, Fix, Severity
 
 # When several lines of one start match, the heaviest wins (the latest among equals):
 # the root cause a message names beats the symptom it leads to, which beats a mere warning.

@@ -1,7 +1,6 @@
 """`stackctl doctor`: catch the known traps of a GPU box before `up` does (one row per check)."""
 
-from stackctl.doctor.host import HostFacts
 from stackctl.doctor.result import CheckResult, Status, any_failed
 from stackctl.doctor.runner import CHECKS, run_checks
 
-__all__ = ["CHECKS", "CheckResult", "HostFacts", "Status", "any_failed", "run_checks"]
+__all__ = ["CHECKS", "CheckResult", "Status", "any_failed", "run_checks"]

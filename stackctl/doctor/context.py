@@ -7,18 +7,11 @@ from functools import cached_property
 from pathlib import Path
 
 from stackctl.config import StackConfig
-from stackctl.doctor.host import CommandOutput, GpuInfo, HostFacts
+from stackctl.host import GpuQuery, HostFacts
 from stackctl.layout import StackLayout
 from stackctl.runtime import Runtime
 from stackctl.services import Service
 from stackctl.stack import Stack
-
-
-@dataclass(frozen=True)
-class GpuQuery:
-    gpus: tuple[GpuInfo, ...]
-    # Why nothing was read (not installed, driver not loaded, ...); empty when gpus were read.
-    error: str = ""
 
 
 @dataclass
@@ -43,7 +36,7 @@ class DoctorContext:
     @cached_property
     def services(self) -> dict[str, Service]:
         """The rendered services by name (what would run: images, GPU requests, commands)."""
-        return {service.name: service for service in self.stack.services()}
+        return {service.name: service for service in self.stack.services}
 
     @property
     def hf_cache(self) -> Path:
@@ -51,36 +44,8 @@ class DoctorContext:
 
     @cached_property
     def gpu_query(self) -> GpuQuery:
-        return parse_gpu_query(self.facts.nvidia_smi())
+        return self.facts.gpu_query()
 
-
-def parse_gpu_query(output: CommandOutput | None) -> GpuQuery:
-    if output is None:
-        return GpuQuery((), "nvidia-smi is not installed (no NVIDIA driver)")
-    if output.returncode != 0:
-        message = (output.stdout + output.stderr).strip().splitlines()
-        return GpuQuery((), message[0] if message else f"nvidia-smi exited with {output.returncode}")
-    gpus = []
-    for line in output.stdout.splitlines():
-        cells = [cell.strip() for cell in line.split(",")]
-        if len(cells) < 5:
-            continue
-        name, bus_id, driver, memory, capability = cells[:5]
-        gpus.append(GpuInfo(
-            name=name,
-            bus_id=bus_id,
-            driver_version=driver,
-            memory_mib=int(float(memory)) if _is_number(memory) else None,
-            compute_cap=capability if _is_number(capability) else None,
-        ))
-    if not gpus:
-        return GpuQuery((), "nvidia-smi lists no GPU")
-    return GpuQuery(tuple(gpus))
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
+    @cached_property
+    def driver_major(self) -> int | None:
+        return self.facts.driver_major(self.gpu_query)

@@ -9,11 +9,10 @@ import json
 import re
 
 from stackctl.doctor.context import DoctorContext
-from stackctl.doctor.gpu import _driver_version, _major
 from stackctl.doctor.result import CheckResult, fail, ok, warn
-from stackctl.engine.choice import NativeEngine, native_engine
 from stackctl.engine.probe import probe_engine
 from stackctl.profiles.compat import best_image, engine_serves, image_facts, min_driver
+from stackctl.runtime.native_engine import NativeEngine, native_engine
 
 IMAGE_RUN_TIMEOUT_S = 180
 # Environment variables and labels that name the vLLM inside an image (NGC, vllm-openai, ours).
@@ -109,14 +108,14 @@ def _inspect(ctx: DoctorContext, image: str) -> dict | None:
 
 
 def _native_engine(ctx: DoctorContext, name: str, architecture: str | None) -> CheckResult:
-    from stackctl.engine.choice import plan_for, serving_gpu_engine
     from stackctl.engine.gpu_install import installed_gpu_engines
     from stackctl.engine.install import EngineInstallError
+    from stackctl.runtime.native_engine import plan_cuda_engine, serving_gpu_engine
 
     brought = native_engine(ctx.config)
     if brought.brought:
         return _brought_engine(ctx, name, brought, architecture)
-    driver = _driver_major(ctx)
+    driver = ctx.driver_major
     engine = serving_gpu_engine(ctx.config)
     if engine is not None:
         needs = min_driver(engine.plan.cuda)
@@ -127,7 +126,7 @@ def _native_engine(ctx: DoctorContext, name: str, architecture: str | None) -> C
                         f"install nvidia-driver-{needs}-open (`sudo apt install nvidia-driver-{needs}-open`) and reboot")
         return ok(name, found)
     try:
-        plan = plan_for(ctx.config, driver)
+        plan = plan_cuda_engine(ctx.config, driver)
     except EngineInstallError as error:
         return fail(name, f"no native vLLM engine can serve {architecture} here", str(error))
     older = ", ".join(info.vllm_version for info in installed_gpu_engines())
@@ -165,7 +164,7 @@ def _native_engine_imports(ctx: DoctorContext, name: str, engine: NativeEngine) 
                     f"(`{engine.python} -m pip install torch=={(probe.torch or '').split('+')[0]}` from PyPI), or "
                     "point engine.python at an environment with a CUDA torch")
     if not probe.gpus:
-        driver = _driver_major(ctx)
+        driver = ctx.driver_major
         needs = min_driver(probe.cuda)
         if driver is not None and driver < needs:
             return fail(name, f"{found}: sees no GPU; its CUDA {probe.cuda} needs driver >= {needs}, found {driver}",
@@ -182,22 +181,18 @@ def _floor(architecture: str | None) -> str:
     return floor.vllm if floor else "0"
 
 
-def _driver_major(ctx: DoctorContext) -> int | None:
-    return _major(_driver_version(ctx.facts.driver_version_text(), ctx.gpu_query.gpus))
-
-
 def _sm(ctx: DoctorContext) -> str | None:
     sms = sorted({gpu.sm for gpu in ctx.gpu_query.gpus if gpu.sm})
     return sms[0] if sms else ctx.config.hardware_profile.sm
 
 
 def _suggest(ctx: DoctorContext, architecture: str | None) -> str:
-    chosen = best_image(architecture, _sm(ctx), _driver_major(ctx))
+    chosen = best_image(architecture, _sm(ctx), ctx.driver_major)
     return chosen.reference if chosen else "a tag from `stackctl profiles`"
 
 
 def _image_fix(ctx: DoctorContext, architecture: str | None) -> str:
-    sm, driver = _sm(ctx), _driver_major(ctx)
+    sm, driver = _sm(ctx), ctx.driver_major
     chosen = best_image(architecture, sm, driver)
     if chosen is not None:
         return (f"set images.vllm: {chosen.reference} in stack.yaml (vLLM {chosen.vllm}, CUDA {chosen.cuda}: the newest "

@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 
 from stackctl.doctor.context import DoctorContext
-from stackctl.doctor.host import GpuInfo
 from stackctl.doctor.result import CheckResult, fail, ok, warn
+from stackctl.host.gpu import GpuInfo, driver_version, major_version
 
 MIN_DRIVER = 570
 # Blackwell (sm_100 and up: B200, GB202 = sm_120, GB10 = sm_121) is only supported by the open
@@ -40,10 +40,10 @@ def check_driver(ctx: DoctorContext) -> CheckResult:
     if version_text is None and not gpus:
         return fail(name, "no NVIDIA kernel module loaded (/proc/driver/nvidia/version missing)",
                     "install nvidia-driver-580-open (`sudo apt install nvidia-driver-580-open`) and reboot")
-    version = _driver_version(version_text, gpus)
+    version = driver_version(version_text, gpus)
     is_open = "open kernel module" in (version_text or "").lower()
     kind = "open kernel module" if is_open else "proprietary kernel module"
-    major = _major(version)
+    major = major_version(version)
     found = f"driver {version or '?'} ({kind})"
     blackwell = [gpu for gpu in gpus if gpu.compute_cap and int(float(gpu.compute_cap)) >= OPEN_MODULE_FROM_MAJOR]
     wants_blackwell = int((ctx.config.hardware_profile.sm or "sm_0")[3:]) >= OPEN_MODULE_FROM_MAJOR * 10
@@ -81,7 +81,7 @@ def check_cuda_image(ctx: DoctorContext) -> CheckResult:
     found = f"{image}: CUDA {cuda}"
     gpus = ctx.gpu_query.gpus
     sms = {gpu.sm for gpu in gpus if gpu.sm} or ({ctx.config.hardware_profile.sm} - {None})
-    major = _major(_driver_version(ctx.facts.driver_version_text(), gpus))
+    major = ctx.driver_major
     architecture = ctx.config.model_profile.architecture
     for sm in sorted(sms):
         if not cuda_serves_gpu(cuda, sm):
@@ -95,20 +95,6 @@ def check_cuda_image(ctx: DoctorContext) -> CheckResult:
         return fail(name, f"{found} needs driver >= {needs_driver}, found {major}",
                     f"install nvidia-driver-{needs_driver}-open and reboot{other}")
     return ok(name, found + (f", GPU {', '.join(sorted(sm for sm in sms if sm))}" if sms else ""))
-
-
-def _driver_version(version_text: str | None, gpus: tuple[GpuInfo, ...]) -> str | None:
-    if gpus:
-        return gpus[0].driver_version
-    match = re.search(r"Kernel Module(?: for \w+)?\s+(\d+\.\d+(?:\.\d+)?)", version_text or "")
-    return match.group(1) if match else None
-
-
-def _major(version: str | None) -> int | None:
-    if not version:
-        return None
-    head = version.split(".")[0]
-    return int(head) if head.isdigit() else None
 
 
 def _firmware(information: str | None) -> str | None:

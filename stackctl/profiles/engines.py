@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from stackctl.profiles.compat import best_image, newest_image
 from stackctl.profiles.hardware import HardwareProfile
-from stackctl.profiles.models import ModelProfile
+from stackctl.profiles.model_profiles import ModelProfile
 
 # The newest NGC tag in the table (what fixes name when no model is in view).
 DEFAULT_VLLM_IMAGE = newest_image().reference

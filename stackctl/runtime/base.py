@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Literal
@@ -19,7 +19,8 @@ from stackctl.config import RuntimeName, StackConfig
 from stackctl.envfile import read_env
 from stackctl.errors import ServiceFailed
 from stackctl.layout import StackLayout
-from stackctl.services import Service
+from stackctl.project import RenderedProject
+from stackctl.services import Service, ServiceOutline
 
 if TYPE_CHECKING:
     from stackctl.diagnosis import Diagnosis
@@ -120,9 +121,8 @@ class Runtime(ABC):
         """Where vLLM finds a model served from a local directory (None: the Hugging Face id)."""
 
     @abstractmethod
-    def vllm_invocation(self, image: str, engine_python: Path) -> VllmInvocation:
-        """How this runtime's vLLM is started: from `image` (Compose) or from the engine venv whose
-        interpreter is `engine_python` (native)."""
+    def vllm_invocation(self, image: str) -> VllmInvocation:
+        """How this runtime's vLLM is started: from `image` (Compose) or from its engine venv (native)."""
 
     @abstractmethod
     def acme_webroot(self) -> str:
@@ -149,13 +149,18 @@ class Runtime(ABC):
         it fills ${VLLM_API_KEY}, and what a native process inherits)."""
         return os.environ.get("VLLM_API_KEY") or read_env(self.layout.env_file).get("VLLM_API_KEY") or None
 
+    def engine_python(self) -> str:
+        """The interpreter the engine's services run: the image's own `python3` in a container;
+        natively, the engine the native runtime chose."""
+        return "python3"
+
     @abstractmethod
     def engine_command(self, service: str, argv: list[str]) -> list[str]:
         """`python ARGV` with the interpreter of the vLLM engine that `service` runs (the image's
         own Python and Ray in its container; the engine venv natively)."""
 
     @abstractmethod
-    def engine_in_use(self, services: list[Service]) -> EngineInUse | None:
+    def engine_in_use(self, services: Sequence[ServiceOutline]) -> EngineInUse | None:
         """The vLLM this host runs (or would run), None where it runs no engine."""
 
     def engine_environment(self) -> dict[str, str]:
@@ -181,23 +186,32 @@ class Runtime(ABC):
 
     # -- running ------------------------------------------------------------------------------
 
-    def prepare(self, services: list[Service], on_progress: Callable[[str], None]) -> None:
-        """Whatever must exist before `up` (an engine venv, a model): nothing by default."""
+    def prepare(self, services: Collection[str], on_progress: Callable[[str], None]) -> None:
+        """Whatever the named services need before they are rendered and started (an engine venv,
+        a model): nothing by default."""
         return
+
+    def make_images_ready(self, project: RenderedProject, on_event: OnEvent = lambda _event: None) -> list[str]:
+        """Whatever images the rendered project runs, there before anything starts; returns those
+        that arrived (the vLLM service's start may read its image). None to make by default."""
+        return []
 
     def check_available(self) -> None:
         """Raise RuntimeUnavailable when this runtime cannot start anything here (by default it
         always can)."""
         return
 
-    @abstractmethod
-    def up(self, services: list[Service], on_event: OnEvent = lambda _event: None) -> None: ...
+    # A runtime never renders: the use case renders the stack (stackctl.render) and writes it into
+    # the stack directory; `up` runs what was rendered. `down` and `status` need only outlines.
 
     @abstractmethod
-    def down(self, services: list[Service]) -> list[str]: ...
+    def up(self, project: RenderedProject, on_event: OnEvent = lambda _event: None) -> None: ...
 
     @abstractmethod
-    def status(self, services: list[Service]) -> list[ServiceStatus]: ...
+    def down(self, services: Sequence[ServiceOutline]) -> list[str]: ...
+
+    @abstractmethod
+    def status(self, services: Sequence[ServiceOutline]) -> list[ServiceStatus]: ...
 
     @abstractmethod
     def logs(self, service: str, follow: bool) -> Iterator[str]: ...

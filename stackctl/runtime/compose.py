@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import shlex
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
@@ -24,7 +24,7 @@ from stackctl.engine.demo_model import default_demo_model_dir
 from stackctl.engine.invocation import ImageStart, VllmInvocation, image_invocation
 from stackctl.errors import RuntimeUnavailable, StackError
 from stackctl.health import ProbeResult, probe, wait_until_healthy
-from stackctl.render import render_project
+from stackctl.project import RenderedProject
 from stackctl.runtime.base import (
     ENGINE_SERVICES,
     EngineInUse,
@@ -37,7 +37,7 @@ from stackctl.runtime.base import (
 )
 from stackctl.runtime.compose_images import ensure_images
 from stackctl.runtime.docker_output import docker_output, error_line
-from stackctl.services import Service, dependency_waves
+from stackctl.services import Service, ServiceOutline, dependency_waves
 
 SERVICE_LABEL = "com.docker.compose.service"
 # Seconds a service without a health gate (certbot) must stay up to count as started.
@@ -70,14 +70,14 @@ class ComposeRuntime(Runtime):
             return ModelLocation(IMAGE_DEMO_MODEL_DIR)
         return ModelLocation(CONTAINER_MODEL_DIR, (f"{local_model}:{CONTAINER_MODEL_DIR}:ro",))
 
-    def vllm_invocation(self, image: str, engine_python: Path) -> VllmInvocation:
+    def vllm_invocation(self, image: str) -> VllmInvocation:
         cpu_build = not self.config.hardware_profile.has_gpu
         return image_invocation(image, self.image_start(image), cpu_build=cpu_build)
 
     def image_start(self, image: str) -> ImageStart | None:
         """How `image` starts (its ENTRYPOINT and labels) as Docker has it locally; None when it
         is not here, no engine answers or this host has no docker CLI (a GPU host rendering for
-        another). `up` renders again once its images are here."""
+        another); `up` renders again when the vLLM image arrives."""
         known = self._image_starts.get(image)
         if known is not None:
             return known
@@ -120,14 +120,14 @@ class ComposeRuntime(Runtime):
         return "the certbot service renews twice a day; nginx reloads itself every 12 h (compose/nginx.yml)"
 
     def engine_command(self, service: str, argv: list[str]) -> list[str]:
-        return [*self.compose_argv(), "exec", "-T", service, "python3", *argv]
+        return [*self.compose_argv(), "exec", "-T", service, self.engine_python(), *argv]
 
-    def engine_in_use(self, services: list[Service]) -> EngineInUse | None:
+    def engine_in_use(self, services: Sequence[ServiceOutline]) -> EngineInUse | None:
         engine = next((service for service in services if service.name in ENGINE_SERVICES), None)
         if engine is None:
             return None
         origin = "images.vllm in stack.yaml" if "vllm" in self.config.images else "stackctl's default for the model"
-        return EngineInUse(str(engine.compose.get("image", "")), "image", origin)
+        return EngineInUse(engine.image, "image", origin)
 
     def compose_argv(self, docker: str = "docker") -> list[str]:
         """`docker compose` for this project, as a person (or a systemd unit) would type it."""
@@ -176,18 +176,20 @@ class ComposeRuntime(Runtime):
         if not self.docker.compose.is_installed():
             raise RuntimeUnavailable("Docker Compose v2 is missing: install the docker-compose-plugin package")
 
+    def make_images_ready(self, project: RenderedProject, on_event: OnEvent = lambda _event: None) -> list[str]:
+        """Build what stackctl builds and pull the rest (the project is written: Compose builds
+        from it), before anything starts; returns the images that arrived."""
+        self.check_available()
+        return ensure_images(self.docker, project.services, on_event)
+
     # -- up --------------------------------------------------------------------------------
 
-    def up(self, services: list[Service], on_event: OnEvent = lambda _event: None) -> None:
-        """Make images ready, then start what is not running, a dependency wave at a time, each
-        service behind its gate.
+    def up(self, project: RenderedProject, on_event: OnEvent = lambda _event: None) -> None:
+        """Start what is not running, a dependency wave at a time, each service behind its gate
+        (the project is written and its images ready: docker-compose.yml is what Compose runs).
         On failure, remove the containers this call started and raise ServiceStartFailed."""
         self.check_available()
-        render_project(self.config, self.layout, self)
-        ensure_images(self.docker, services, on_event)
-        # Again with every image here: the vLLM service's command depends on its image's
-        # ENTRYPOINT, which can only be read from the image.
-        render_project(self.config, self.layout, self)
+        services = project.services
         (self.layout.data / "acme").mkdir(parents=True, exist_ok=True)
         before = self._containers()
         started: list[Service] = []
@@ -276,7 +278,7 @@ class ComposeRuntime(Runtime):
 
     # -- down / status / logs ----------------------------------------------------------------
 
-    def down(self, services: list[Service]) -> list[str]:
+    def down(self, services: Sequence[ServiceOutline]) -> list[str]:
         """Remove the project's containers. Never `-v`: the model cache, Prometheus TSDB and
         Grafana data survive a `down`."""
         self.check_available()
@@ -288,7 +290,7 @@ class ComposeRuntime(Runtime):
         order = [service.name for service in reversed(services)]
         return [name for name in order if name in present] + sorted(set(present) - set(order))
 
-    def status(self, services: list[Service]) -> list[ServiceStatus]:
+    def status(self, services: Sequence[ServiceOutline]) -> list[ServiceStatus]:
         self.check_available()
         containers = self._containers()
         rows = []
@@ -316,9 +318,9 @@ class ComposeRuntime(Runtime):
 
     def logs(self, service: str, follow: bool) -> Iterator[str]:
         self.check_available()
-        from stackctl.topology import plan_for
+        from stackctl.topology import plan_host
 
-        known = sorted(plan_for(self.config, self.layout.host).services)
+        known = sorted(plan_host(self.config, self.layout.host).services)
         if service not in known:
             raise StackError(f"no service '{service}' in this stack; services: {', '.join(known)}")
         try:

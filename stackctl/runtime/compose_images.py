@@ -30,9 +30,12 @@ class ImageUnavailable(StackError):
     """An image could be neither found locally, built nor pulled."""
 
 
-def ensure_images(docker: DockerClient, services: list[Service], on_event: Callable[[ServiceEvent], None]) -> None:
-    """Every service's image present locally: built (services with `build:`) or pulled."""
+def ensure_images(docker: DockerClient, services: list[Service],
+                  on_event: Callable[[ServiceEvent], None]) -> list[str]:
+    """Every service's image present locally: built (services with `build:`) or pulled; returns
+    the images that were not here before."""
     seen: set[str] = set()
+    arrived: list[str] = []
     for service in services:
         image = service.compose.get("image")
         if not image or image in seen:
@@ -48,7 +51,9 @@ def ensure_images(docker: DockerClient, services: list[Service], on_event: Calla
             _build(docker, service, image, on_event)
         else:
             _pull(docker, service, image, on_event)
+        arrived.append(image)
         on_event(ServiceEvent(service, "image-ready", detail=image))
+    return arrived
 
 
 def _build(docker: DockerClient, service: Service, image: str, on_event: Callable[[ServiceEvent], None]) -> None:

@@ -8,7 +8,7 @@ import shlex
 import shutil
 import socket
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator, Sequence
 from functools import cached_property
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -16,12 +16,11 @@ from urllib.parse import urlsplit
 from pydantic import ValidationError
 
 from stackctl.diagnosis import DIAGNOSIS_LOG_LINES, diagnose_service_log
-from stackctl.engine.choice import NativeEngine, native_engine
 from stackctl.engine.invocation import VllmInvocation, venv_invocation
 from stackctl.engine.probe import probe_engine
 from stackctl.errors import StackError
 from stackctl.health import ProbeResult, probe, wait_until_healthy
-from stackctl.render import render_project
+from stackctl.project import RenderedProject
 from stackctl.runtime.base import (
     ENGINE_SERVICES,
     EngineInUse,
@@ -33,6 +32,8 @@ from stackctl.runtime.base import (
     ServiceStatus,
 )
 from stackctl.runtime.launch import LaunchSpec
+from stackctl.runtime.native_engine import NativeEngine, installed_native_engine, native_engine
+from stackctl.runtime.native_nginx import native_nginx_reload_argv, reload_native_nginx
 from stackctl.runtime.processes import (
     ProcessRecord,
     is_running,
@@ -42,8 +43,7 @@ from stackctl.runtime.processes import (
     uptime_s,
 )
 from stackctl.runtime.supervisor import ALIVE_STATES, Program, StackSupervisor
-from stackctl.services import Service, dependency_waves, environment_mapping
-from stackctl.tls.nginx import native_nginx_reload_argv, reload_native_nginx
+from stackctl.services import Service, ServiceOutline, dependency_waves, environment_mapping
 
 # vLLM frees its KV cache and workers on SIGTERM; give it longer than the small services.
 STOP_GRACE_S = {"vllm": 30.0}
@@ -82,8 +82,8 @@ class NativeRuntime(Runtime):
     def model_location(self, local_model: Path | None) -> ModelLocation:
         return ModelLocation(str(local_model) if local_model else None)
 
-    def vllm_invocation(self, image: str, engine_python: Path) -> VllmInvocation:
-        return venv_invocation(engine_python, cpu_build=not self.config.hardware_profile.has_gpu)
+    def vllm_invocation(self, image: str) -> VllmInvocation:
+        return venv_invocation(self.engine.python, cpu_build=not self.config.hardware_profile.has_gpu)
 
     def acme_webroot(self) -> str:
         return str(self.layout.data / "acme")
@@ -98,25 +98,34 @@ class NativeRuntime(Runtime):
 
     @cached_property
     def engine(self) -> NativeEngine:
+        """The vLLM this runtime runs: its own question (runtime/native_engine.py answers it)."""
         return native_engine(self.config)
 
+    def engine_python(self) -> str:
+        return str(self.engine.python)
+
     def engine_command(self, service: str, argv: list[str]) -> list[str]:
-        return [str(self.engine.python), *argv]
+        return [self.engine_python(), *argv]
 
     def engine_environment(self) -> dict[str, str]:
         return dict(self.engine.environment)
 
-    def engine_in_use(self, services: list[Service]) -> EngineInUse | None:
+    def engine_in_use(self, services: Sequence[ServiceOutline]) -> EngineInUse | None:
         """The interpreter the running engine was started with (else the one `up` would start), and
-        what it holds (read from its installed metadata, no import)."""
+        what it holds (read from its installed metadata, no import). Plans no install."""
         engine = next((service for service in services if service.name in ENGINE_SERVICES), None)
-        if engine is None or engine.native is None:
+        if engine is None:
             return None
-        python = Path(engine.native.argv[0])
-        origin = self.engine.origin
+        chosen = installed_native_engine(self.config)
         spec = self._launch_spec(engine.name)
-        if spec is not None and self._is_running(engine.name) and Path(spec.argv[0]) != python:
-            python, origin = Path(spec.argv[0]), "started before stack.yaml changed (`up` switches it)"
+        started = Path(spec.argv[0]) if spec is not None and self._is_running(engine.name) else None
+        if started is not None and (chosen is None or started != chosen.python):
+            python, origin = started, "started before stack.yaml changed (`up` switches it)"
+        elif chosen is None:
+            return EngineInUse("vLLM not installed yet", "`up` (or `stackctl install-engine`) installs it",
+                               "the CUDA build that serves the model")
+        else:
+            python, origin = chosen.python, chosen.origin
         probe = probe_engine(python)
         return EngineInUse(probe.error or probe.summary, str(python), origin)
 
@@ -152,14 +161,15 @@ class NativeRuntime(Runtime):
 
     # -- running -----------------------------------------------------------------------------
 
-    def prepare(self, services: list[Service], on_progress: Callable[[str], None]) -> None:
-        """vLLM runs from a venv of its own: the CPU build (and the demo model) are installed on
-        first use; a GPU host brings its own."""
-        if any(service.name in ENGINE_SERVICES for service in services):
+    def prepare(self, services: Collection[str], on_progress: Callable[[str], None]) -> None:
+        """vLLM runs from a venv of its own: the CPU build (and the demo model), or the CUDA build
+        that serves the model, installed on first use; or the user's own interpreter."""
+        if any(name in ENGINE_SERVICES for name in services):
             from stackctl.runtime.native_engine import ensure_native_engine
 
             ensure_native_engine(self.config, on_progress)
-        if any(service.name in ("ray-head", "ray-worker") for service in services):
+            self.__dict__.pop("engine", None)  # chosen again: what was just installed
+        if any(name in ("ray-head", "ray-worker") for name in services):
             from stackctl.topology.ray_engine import ensure_ray
 
             ensure_ray(on_progress)
@@ -182,12 +192,12 @@ class NativeRuntime(Runtime):
 
     # -- up --------------------------------------------------------------------------------
 
-    def up(self, services: list[Service], on_event: OnEvent = lambda _event: None) -> None:
+    def up(self, project: RenderedProject, on_event: OnEvent = lambda _event: None) -> None:
         """Start what is not healthy, a dependency wave at a time, each behind its gate, under the stack's
         supervisor (which restarts a crashed service). On failure, stop what this call started
         and raise ServiceStartFailed (log tail + diagnosis)."""
         self._prepare_directories()
-        render_project(self.config, self.layout, self)
+        services = project.services
         running = {service.name for service in services if self._is_running(service.name)}
         # What stack.yaml (or the engine) changed since a running service started: it starts again
         # with the new command, as Compose recreates a changed container; the rest are left alone.
@@ -339,7 +349,7 @@ class NativeRuntime(Runtime):
 
     # -- down / status -----------------------------------------------------------------------
 
-    def down(self, services: list[Service]) -> list[str]:
+    def down(self, services: Sequence[ServiceOutline]) -> list[str]:
         """Stop every service, dependents first, then the supervisor. Data directories stay."""
         names = [service.name for service in reversed(services)]
         if self.records_dir.exists():
@@ -356,7 +366,7 @@ class NativeRuntime(Runtime):
         self._forget(name)
         return stopped
 
-    def status(self, services: list[Service]) -> list[ServiceStatus]:
+    def status(self, services: Sequence[ServiceOutline]) -> list[ServiceStatus]:
         rows = []
         for service in services:
             record = self.record(service.name)
@@ -400,14 +410,14 @@ class NativeRuntime(Runtime):
         record = self.record(name)
         return record is not None and is_running(record)
 
-    def _probe(self, service: Service) -> ProbeResult:
+    def _probe(self, service: ServiceOutline) -> ProbeResult:
         if service.health is None:
             return ProbeResult(True, "no health gate")
         return probe(service.health, api_key=self.vllm_api_key(), served_name=self.config.served_name)
 
 
 
-def service_port(service: Service) -> int | None:
+def service_port(service: ServiceOutline) -> int | None:
     """The port a service listens on, taken from its health gate URL."""
     if service.health is None:
         return None

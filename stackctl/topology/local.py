@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import socket
 
-from stackctl.topology.model import HostSpec
+from stackctl.config_hosts import HostSpec
 
 
 def is_local_address(address: str) -> bool:

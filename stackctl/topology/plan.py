@@ -11,8 +11,8 @@ import ipaddress
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from stackctl.config_hosts import HostRole, HostSpec, RayOptions, workers_of
 from stackctl.errors import ConfigError
-from stackctl.topology.model import HostRole, HostSpec, RayOptions, workers_of
 
 if TYPE_CHECKING:
     from stackctl.config import StackConfig
@@ -112,7 +112,7 @@ def one_box_plan(config: StackConfig) -> HostPlan:
                     (f"{LOOPBACK}:{config.ports.proxy}",))
 
 
-def plan_for(config: StackConfig, host: str | None) -> HostPlan:
+def plan_host(config: StackConfig, host: str | None) -> HostPlan:
     """The plan of `host` (a name under `hosts:`); None on a stack without `hosts:`."""
     hosts = config.hosts
     if not hosts:

@@ -10,6 +10,7 @@ from stackctl.diagnosis.start_record import clear_failed_start, record_failed_st
 from stackctl.doctor import CheckResult, Status, run_checks
 from stackctl.errors import StackError
 from stackctl.pull import PullProgress, PullResult, stage_weights
+from stackctl.render import render_project
 from stackctl.runtime import ServiceEvent, ServiceStartFailed
 from stackctl.stack import Stack
 from stackctl.topology.peers import PeerState, wait_for_peers
@@ -84,16 +85,26 @@ def bring_up(stack: Stack, *, skip_checks: bool = False,
     """Start every enabled service; returns where clients reach the stack."""
     _preflight(stack, skip_checks, on_event)
     _wait_for_peers(stack, on_event)
-    services = stack.services()
-    stack.runtime.prepare(services, lambda message: on_event(Preparing(message)))
-    if any(service.name == "vllm" for service in services):
+    # Before rendering: what the runtime installs here (a native engine) is what the services run.
+    stack.runtime.prepare(stack.plan.services, lambda message: on_event(Preparing(message)))
+    if "vllm" in stack.plan.services:
         # A runtime that cannot start anything says so before a download of tens of GB.
         stack.runtime.check_available()
         staged = stage_weights(stack.config, stack.layout, lambda progress: on_event(StagingWeights(progress)))
         if staged is not None:
             on_event(WeightsStaged(staged))
+    project = render_project(stack)
+    project.write(stack.layout)
+    arrived = stack.runtime.make_images_ready(project, on_event)
+    vllm = next((service for service in project.services if service.name == "vllm"), None)
+    if vllm is not None and vllm.image in arrived:
+        # How vLLM starts depends on its image's ENTRYPOINT, which Docker tells only once the
+        # image is here: the one case rendered again (a fresh Stack, so nothing stale is reused).
+        stack = Stack(stack.layout, stack.config, stack.runtime)
+        project = render_project(stack)
+        project.write(stack.layout)
     try:
-        stack.runtime.up(services, on_event)
+        stack.runtime.up(project, on_event)
     except ServiceStartFailed as failure:
         if failure.service:
             record_failed_start(stack.layout, service=failure.service, message=str(failure),

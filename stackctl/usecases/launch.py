@@ -25,17 +25,13 @@ from typing import Any
 
 import httpx
 
+from stackctl.clients import ClientKey, Connection, client_config
+from stackctl.clients.claude_code import claude_code_env
+from stackctl.clients.codex import codex_document
+from stackctl.clients.recipe import KEY_VARIABLE
 from stackctl.errors import StackError
 from stackctl.stack import Stack
-from stackctl.usecases.connect import (
-    KEY_VARIABLE,
-    ClientKey,
-    Connection,
-    claude_code_env,
-    client_config,
-    client_key,
-    codex_document,
-)
+from stackctl.usecases.connect import client_key
 from stackctl.usecases.endpoint import endpoint_of
 
 # How long the stack gets to answer before it counts as not up.

@@ -6,5 +6,6 @@ from stackctl.stack import Stack
 
 
 def tear_down(stack: Stack) -> list[str]:
-    """The services that were stopped, dependents first."""
-    return stack.runtime.down(stack.services())
+    """The services that were stopped, dependents first (their outlines are enough: nothing is
+    rendered and no engine chosen to stop them)."""
+    return stack.runtime.down(stack.outlines)

@@ -36,12 +36,8 @@ YESTERDAY, TODAY = "Etc/GMT+12", "Etc/GMT-14"
 @pytest.fixture(scope="module")
 def started(tmp_path_factory):  # type: ignore[no-untyped-def]
     demo = make_demo_stack(tmp_path_factory.mktemp("agents") / "stack")
-    try:
-        result = demo.cli("up")
-        assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-        yield demo, result.stdout
-    finally:
-        demo.cli("down")
+    with demo.running() as output:
+        yield demo, output
 
 
 LAUNCHED = {"Claude Code": "claude", "Codex": "codex", "opencode": "opencode", "OpenClaw": "openclaw"}

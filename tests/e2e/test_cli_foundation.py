@@ -8,16 +8,7 @@ import sys
 import yaml
 
 from stackctl.envfile import read_env
-from tests.support.cli import run_cli
-
-
-def assert_one_line_error(result, *fragments: str, code: int = 2):
-    assert result.returncode == code, result.stderr
-    assert "Traceback" not in result.stderr + result.stdout
-    lines = [line for line in result.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1, result.stderr
-    for fragment in fragments:
-        assert fragment in lines[0]
+from tests.support.cli import assert_one_line_error, run_cli
 
 
 def test_init_writes_secrets_0600_and_gitignore(tmp_path):

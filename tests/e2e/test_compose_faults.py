@@ -10,6 +10,7 @@ import subprocess
 import pytest
 import yaml
 
+from tests.support.cli import error_line
 from tests.support.local_images import image_exists
 from tests.support.stacks import (
     DemoStack,
@@ -19,13 +20,6 @@ from tests.support.stacks import (
 )
 
 pytestmark = [pytest.mark.e2e, pytest.mark.docker]
-
-
-def error_line(result) -> str:
-    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
-    assert len(errors) == 1, result.stderr
-    assert "Traceback" not in result.stderr + result.stdout
-    return errors[0]
 
 
 @pytest.fixture

@@ -9,8 +9,7 @@ import pytest
 
 from stackctl.engine.bundle import BundleTarget
 from stackctl.engine.bundle_manifest import BundleInstall, BundleManifest, BundleTorch
-from tests.e2e.test_cli_foundation import assert_one_line_error
-from tests.support.cli import run_cli
+from tests.support.cli import assert_one_line_error, run_cli
 
 THIS_PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"
 

@@ -5,17 +5,10 @@ import socket
 
 import pytest
 
-from tests.support.cli import run_cli
+from tests.support.cli import error_line, run_cli
 from tests.support.stacks import DemoStack, make_demo_stack
 
 pytestmark = [pytest.mark.e2e, pytest.mark.vllm]
-
-
-def error_line(result) -> str:
-    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
-    assert len(errors) == 1, result.stderr
-    assert "Traceback" not in result.stderr + result.stdout
-    return errors[0]
 
 
 def assert_nothing_running(stack: DemoStack, before: set[int]) -> None:

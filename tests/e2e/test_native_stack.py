@@ -13,7 +13,6 @@ import time
 from pathlib import Path
 
 import anthropic
-import httpx
 import openai
 import pytest
 import yaml
@@ -40,12 +39,8 @@ def started(tmp_path_factory, vllm_engine):
     # A failure an earlier `up` left for `doctor`: a successful `up` must clear it.
     record_failed_start(StackLayout(demo.root), service="vllm", message="an earlier failure", log_tail=[],
                         runtime="native")
-    try:
-        result = demo.cli("up")
-        assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-        yield demo, result.stdout
-    finally:
-        demo.cli("down")
+    with demo.running() as output:
+        yield demo, output
 
 
 @pytest.fixture
@@ -103,15 +98,7 @@ def test_wrong_key_is_refused_at_the_gateway(stack: DemoStack):
 
 
 def test_prometheus_scrapes_every_target(stack: DemoStack):
-    url = f"http://127.0.0.1:{stack.ports['prometheus']}/api/v1/query"
-    deadline = time.monotonic() + 60
-    while True:
-        results = httpx.get(url, params={"query": "up"}).json()["data"]["result"]
-        jobs = {result["metric"]["job"]: result["value"][1] for result in results}
-        if set(jobs) >= {"vllm", "filter-proxy", "node", "prometheus", "gpu"} and set(jobs.values()) == {"1"}:
-            break
-        assert time.monotonic() < deadline, f"targets not all up: {jobs}"
-        time.sleep(2)
+    stack.wait_for_prometheus_targets({"vllm", "filter-proxy", "node", "prometheus", "gpu"}, timeout_s=60)
 
 
 def test_status_lists_every_service_healthy(stack: DemoStack):

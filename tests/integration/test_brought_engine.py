@@ -9,7 +9,8 @@ import pytest
 from stackctl.doctor.engine import check_engine, check_engine_version
 from stackctl.doctor.result import Status
 from tests.support.brought_engine import environment_seeing
-from tests.support.fakehost import context, make_host, make_stack
+from tests.support.fakehost import context, make_host
+from tests.support.stack_builder import make_stack
 
 pytestmark = [pytest.mark.integration]
 

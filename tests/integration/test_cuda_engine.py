@@ -69,7 +69,7 @@ def test_a_native_gpu_stack_and_its_systemd_unit_run_that_engine(vllm_cuda_engin
                                                          "runtime": "native"}))
     layout = StackLayout(tmp_path)
     stack = Stack.load(layout)
-    vllm = next(service for service in stack.services() if service.name == "vllm")
+    vllm = next(service for service in stack.services if service.name == "vllm")
     assert vllm.native is not None and vllm.native.argv[0] == str(vllm_cuda_engine.info.python)
     unit = render_unit(layout, stack.runtime)
     assert "install-engine" in unit and "ExecStartPre" in unit and "pull" in unit

@@ -24,6 +24,7 @@ from stackctl.engine import (
     vllm_cpu_command,
     vllm_cpu_env,
 )
+from tests.support.processes import free_port
 
 pytestmark = [pytest.mark.integration, pytest.mark.vllm]
 
@@ -52,12 +53,6 @@ class FailedStarts:
     # The demo model's max_position_embeddings, and the port held while vLLM tried to bind it.
     window: int
     taken_port: int
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 @pytest.fixture(scope="module")

@@ -117,14 +117,14 @@ def test_it_installs_with_no_network_and_the_openai_server_imports(offline_insta
 
 
 def test_the_engine_choice_finds_the_bundled_engine(offline_install, monkeypatch):
-    from stackctl.engine.choice import native_engine_python, serving_gpu_engine
+    from stackctl.runtime.native_engine import native_engine, serving_gpu_engine
 
     home, _done = offline_install
     monkeypatch.setenv("STACKCTL_HOME", str(home))
     config = parse_stack_config({"hardware": "generic", "model": "qwen3.6-27b"})
     found = serving_gpu_engine(config)
     assert found is not None and found.vllm_version == VLLM and found.environment
-    assert native_engine_python(config) == found.python
+    assert native_engine(config).python == found.python
 
 
 def test_installing_the_same_bundle_again_is_a_no_op_and_another_host_python_is_refused(

@@ -21,8 +21,8 @@ import yaml
 
 from stackctl.config import parse_stack_config
 from stackctl.layout import StackLayout
-from stackctl.render import render_project
 from tests.support.processes import free_port, http_ok, require, services, wait_until
+from tests.support.stack_builder import render_into
 from tools.dashboard import queries
 from tools.dashboard.dashboard import build_dashboard
 
@@ -99,7 +99,7 @@ def monitored_stack(real_vllm, tmp_path_factory: pytest.TempPathFactory) -> Iter
     # "generic" (a CUDA host) so the scrape config has the GPU job; the exporter finds no GPU here.
     config = parse_stack_config({"hardware": "generic", "model": "tiny", "ports": ports})
     layout = StackLayout(root / "stack")
-    render_project(config, layout, runtime="native")
+    render_into(layout, config, "native")
     prometheus_yml = layout.rendered / "prometheus/prometheus.yml"
     check = subprocess.run([require("promtool"), "check", "config", str(prometheus_yml)], capture_output=True, text=True, check=False)
     assert check.returncode == 0, check.stdout + check.stderr

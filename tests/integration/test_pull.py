@@ -9,7 +9,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,13 +16,14 @@ import pytest
 import yaml
 
 from stackctl.config import parse_stack_config
-from stackctl.doctor.host import HostFacts
 from stackctl.envfile import write_env_values
 from stackctl.errors import StackError
+from stackctl.host import HostFacts
 from stackctl.layout import StackLayout
 from stackctl.pull import pull_weights, stage_weights
 from tests.support.cli import run_cli
 from tests.support.fake_hub import FakeHub, running_hub, tiny_repo
+from tests.support.processes import eventually
 
 pytestmark = pytest.mark.integration
 
@@ -138,13 +138,6 @@ def start_pull(root: Path, env: dict[str, str]) -> subprocess.Popen:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def wait_for(predicate, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.05)
-
-
 def shard_blobs(hf_home: Path, repo: str) -> list[Path]:
     """Completed shard blobs (LFS blobs are named by their sha256: 64 hex characters)."""
     blobs = hf_home / "hub" / ("models--" + repo.replace("/", "--")) / "blobs"
@@ -157,7 +150,7 @@ def test_an_interrupted_pull_keeps_every_finished_shard_and_fetches_only_the_res
     root = init_stack(tmp_path, hub, "acme/big-tiny", hf_home)
     hub.throttle_s = 0.02  # ~3 MiB/s per file: the small shard lands at once, the big ones take seconds
     process = start_pull(root, env_for(hub, hf_home))
-    wait_for(lambda: len(shard_blobs(hf_home, "acme/big-tiny")) >= 1)
+    assert eventually(lambda: len(shard_blobs(hf_home, "acme/big-tiny")) >= 1, timeout_s=60.0), "timed out"
     # What a reboot, `systemctl stop` or a lost SSH session does: the process ends mid-download.
     process.send_signal(signal.SIGTERM)
     process.communicate(timeout=60)
@@ -215,7 +208,7 @@ def test_a_disk_that_fills_up_mid_pull_stops_with_one_line_and_resumes_after(tmp
     root = init_stack(tmp_path, hub, "acme/fill-tiny", hf_home)
     hub.throttle_s = 0.02
     process = start_pull(root, env_for(hub, hf_home))
-    wait_for(lambda: blob_bytes(hf_home, "acme/fill-tiny") > 1024 * 1024)
+    assert eventually(lambda: blob_bytes(hf_home, "acme/fill-tiny") > 1024 * 1024, timeout_s=60.0), "timed out"
     filler = small_disk / "another-download"
     try:  # something else takes the rest of the disk meanwhile
         with open(filler, "wb") as handle:

@@ -7,7 +7,7 @@ import pytest
 
 from stackctl.config import parse_stack_config
 from stackctl.layout import StackLayout
-from stackctl.render import render_project
+from tests.support.stack_builder import render_into
 
 pytestmark = pytest.mark.integration
 
@@ -41,7 +41,7 @@ def test_http_site_passes_nginx_t(tmp_path):
     layout = StackLayout(tmp_path)
     config = parse_stack_config({"hardware": "cpu", "model": "tiny", "ports": {"http": 18080},
                                  "allow_networks": ["192.168.1.0/24"]})
-    render_project(config, layout, runtime="native")
+    render_into(layout, config, "native")
     result = nginx_test(layout)
     assert result.returncode == 0, result.stderr
     site = (layout.rendered / "nginx/stackctl-site.conf").read_text()
@@ -57,7 +57,7 @@ def test_tls_site_with_certificate_passes_nginx_t(tmp_path):
     self_signed(tmp_path / "le", "llm.example.org")
     config = parse_stack_config({"hostname": "llm.example.org", "services": {"tls": True},
                                  "letsencrypt_dir": str(tmp_path / "le"), "ports": {"http": 18080, "https": 18443}})
-    render_project(config, layout, runtime="native")
+    render_into(layout, config, "native")
     result = nginx_test(layout)
     assert result.returncode == 0, result.stderr
     site = (layout.rendered / "nginx/stackctl-site.conf").read_text()
@@ -68,7 +68,7 @@ def test_tls_site_with_certificate_passes_nginx_t(tmp_path):
 def test_prometheus_config_passes_promtool(tmp_path):
     for hardware, model in (("rtx-pro-6000", "qwen3.6-27b"), ("cpu", "tiny")):
         layout = StackLayout(tmp_path / hardware)
-        render_project(parse_stack_config({"hardware": hardware, "model": model}), layout)
+        render_into(layout, parse_stack_config({"hardware": hardware, "model": model}))
         result = subprocess.run([require("promtool"), "check", "config", str(layout.rendered / "prometheus/prometheus.yml")],
                                 capture_output=True, text=True, check=False)
         assert result.returncode == 0, result.stdout + result.stderr

@@ -10,11 +10,11 @@ import subprocess
 
 import pytest
 
-from stackctl.engine.demo_model import MODEL_SHAPES, ModelShape, generate_demo_model
+from stackctl.engine.demo_model import DEMO_MODEL_SHAPES, DemoModelShape, generate_demo_model
 
 pytestmark = [pytest.mark.integration, pytest.mark.vllm]
 
-SMALL = ModelShape("test-widths", "a small Qwen3 for the test", hidden_size=256, intermediate_size=512, heads=4,
+SMALL = DemoModelShape("test-widths", "a small Qwen3 for the test", hidden_size=256, intermediate_size=512, heads=4,
                    kv_heads=2, head_dim=64, vocab_size=4096, layers=2, max_positions=4096, dtype="float32")
 
 SAMPLE = """
@@ -57,6 +57,6 @@ def test_the_shaped_model_has_its_widths_and_never_leaves_the_tokenizer_or_ends(
 
 
 def test_the_gpu_shape_is_qwen3_8b_wide():
-    shape = MODEL_SHAPES["qwen3-8b-widths"]
+    shape = DEMO_MODEL_SHAPES["qwen3-8b-widths"]
     assert dataclasses.astuple(shape)[2:9] == (4096, 12288, 32, 8, 128, 151936, 4)
     assert 1.3e9 < shape.parameters < 1.5e9  # the 151936 x 4096 embedding and four layers

@@ -30,9 +30,9 @@ from typer.testing import CliRunner
 from stackctl.commands import tls as tls_commands
 from stackctl.config import parse_stack_config
 from stackctl.layout import StackLayout
-from stackctl.render import render_project
 from tests.support.processes import free_port, http_ok, require, services, wait_until
 from tests.support.proxy.servers import ServerThread
+from tests.support.stack_builder import render_into
 from tests.support.tls import LoopbackDns, SseBackend, make_tls_material, pebble_config
 
 pytestmark = pytest.mark.integration
@@ -78,7 +78,7 @@ def tls_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TlsStack]:
     layout = StackLayout(root / "stack")
     layout.root.mkdir()
     layout.stack_file.write_text(yaml.safe_dump(stack_yaml))
-    render_project(parse_stack_config(stack_yaml), layout, runtime="native")
+    render_into(layout, parse_stack_config(stack_yaml), "native")
     for directory in (layout.state / "nginx", layout.logs, layout.data / "acme"):
         directory.mkdir(parents=True, exist_ok=True)
 

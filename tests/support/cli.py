@@ -21,3 +21,21 @@ def run_cli(*args: str, cwd: Path, env: dict[str, str] | None = None, timeout: f
         timeout=timeout,
         check=False,
     )
+
+
+def error_line(result: subprocess.CompletedProcess) -> str:
+    """The one `error:` line a failed command printed (and no traceback anywhere)."""
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1, result.stderr
+    assert "Traceback" not in result.stderr + result.stdout
+    return errors[0]
+
+
+def assert_one_line_error(result: subprocess.CompletedProcess, *fragments: str, code: int = 2) -> None:
+    """The command failed with `code` and said why in one line holding every fragment."""
+    assert result.returncode == code, result.stderr
+    assert "Traceback" not in result.stderr + result.stdout
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr
+    for fragment in fragments:
+        assert fragment in lines[0]

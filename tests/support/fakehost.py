@@ -11,12 +11,8 @@ import shutil
 import sys
 from pathlib import Path
 
-import yaml
-
 from stackctl.doctor.context import DoctorContext
-from stackctl.doctor.host import GPU_QUERY_FIELDS, HostFacts
-from stackctl.envfile import ensure_secrets
-from stackctl.layout import StackLayout
+from stackctl.host import GPU_QUERY_FIELDS, HostFacts
 from stackctl.stack import Stack
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "doctor"
@@ -104,17 +100,6 @@ def make_host(tmp_path: Path, host: str | None = None, *, docker: str | None = "
                                                      containers=list(containers), images=images or {},
                                                      image_vllm=image_vllm or {}))
     return HostFacts(root=root, path=str(bin_dir), environ={})
-
-
-def make_stack(tmp_path: Path, runtime: str = "compose", **settings) -> Stack:
-    """A stack directory with stack.yaml (settings as given) and a real .env (mode 0600)."""
-    root = tmp_path / "stack"
-    root.mkdir(parents=True, exist_ok=True)
-    document = {"runtime": runtime, **settings}
-    (root / "stack.yaml").write_text(yaml.safe_dump(document))
-    layout = StackLayout(root)
-    ensure_secrets(layout.env_file)
-    return Stack.load(layout)
 
 
 def context(stack: Stack, facts: HostFacts, engine_python: Path | None = None) -> DoctorContext:

@@ -17,9 +17,20 @@ import httpx
 
 
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+    """A TCP port on loopback that nothing listens on now (the one helper the suites share)."""
+    return free_ports(1)[0]
+
+
+def free_ports(count: int) -> list[int]:
+    """`count` distinct free ports: each socket stays bound until all are picked."""
+    sockets = [socket.socket() for _ in range(count)]
+    try:
+        for sock in sockets:
+            sock.bind(("127.0.0.1", 0))
+        return [sock.getsockname()[1] for sock in sockets]
+    finally:
+        for sock in sockets:
+            sock.close()
 
 
 def require(tool: str) -> str:
@@ -85,6 +96,16 @@ def services(log_dir: Path) -> Iterator[Services]:
         yield group
     finally:
         group.stop_all()
+
+
+def eventually(condition: Callable[[], bool], timeout_s: float = 5.0) -> bool:
+    """Whether `condition` comes true within `timeout_s` (asked every 20 ms)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.02)
+    return False
 
 
 def wait_until(check: Callable[[], bool], timeout_s: float, what: str, service: Service | None = None) -> None:

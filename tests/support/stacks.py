@@ -4,30 +4,22 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
+import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+import httpx
 import yaml
 
 from stackctl.envfile import read_env
 from tests.support.cli import run_cli
 from tests.support.local_images import LocalImages
-
-
-def free_ports(count: int) -> list[int]:
-    sockets, ports = [], []
-    for _ in range(count):
-        handle = socket.socket()
-        handle.bind(("127.0.0.1", 0))
-        sockets.append(handle)
-        ports.append(handle.getsockname()[1])
-    for handle in sockets:
-        handle.close()
-    return ports
+from tests.support.processes import free_ports
 
 
 @dataclass(frozen=True)
@@ -54,6 +46,28 @@ class DemoStack:
     def client_key(self) -> str:
         first = read_env(self.root / ".env")["STACKCTL_PROXY_KEYS"].split(",")[0]
         return first.split("=", 1)[1]
+
+    @contextmanager
+    def running(self, timeout: float = 900) -> Iterator[str]:
+        """`up` (it must succeed; what it printed is yielded), then `down` whatever happened."""
+        try:
+            result = self.cli("up", timeout=timeout)
+            assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+            yield result.stdout
+        finally:
+            self.cli("down")
+
+    def wait_for_prometheus_targets(self, jobs: set[str], timeout_s: float) -> dict[str, str]:
+        """Wait until this stack's Prometheus scrapes every job in `jobs` and each is up; job -> `up`."""
+        url = f"http://127.0.0.1:{self.ports['prometheus']}/api/v1/query"
+        deadline = time.monotonic() + timeout_s
+        while True:
+            results = httpx.get(url, params={"query": "up"}).json()["data"]["result"]
+            found = {result["metric"]["job"]: result["value"][1] for result in results}
+            if set(found) >= jobs and set(found.values()) == {"1"}:
+                return found
+            assert time.monotonic() < deadline, f"targets not all up: {found}"
+            time.sleep(2)
 
     def pid_records(self) -> dict[str, dict]:
         pids = self.root / ".stackctl" / "pids"

@@ -7,7 +7,6 @@ StackError whose message the fixture turns into a test failure.
 import os
 import secrets
 import signal
-import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -27,6 +26,7 @@ from stackctl.engine import (
     vllm_cpu_env,
 )
 from stackctl.errors import ServiceFailed
+from tests.support.processes import free_port
 
 SERVED_NAME = "tiny"
 # Healthy in ~25 s on an idle 2-core machine; leave room for a loaded CI box.
@@ -41,12 +41,6 @@ class VllmServer:
     api_key: str | None  # what clients must send as a Bearer token (vLLM reads VLLM_API_KEY)
     pid: int
     log_path: Path
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @contextmanager

@@ -13,10 +13,11 @@ import pytest
 from stackctl.config import parse_stack_config
 from stackctl.doctor.engine import check_engine
 from stackctl.doctor.result import Status
-from stackctl.engine.choice import native_engine
 from stackctl.engine.gpu_install import write_marker
 from stackctl.errors import ConfigError
-from tests.support.fakehost import context, make_host, make_stack
+from stackctl.runtime.native_engine import native_engine
+from tests.support.fakehost import context, make_host
+from tests.support.stack_builder import make_stack
 
 
 def venv_with_vllm(where: Path, version: str | None) -> Path:
@@ -52,19 +53,19 @@ def test_the_named_interpreter_runs_vllm_with_the_environment_its_install_record
                        engine={"python": str(python)}, vllm={"environment": {"VLLM_LOGGING_LEVEL": "DEBUG"}})
     engine = native_engine(stack.config)
     assert engine.brought and engine.python == python and engine.origin == "engine.python in stack.yaml"
-    vllm = next(service for service in stack.services() if service.name == "vllm")
+    vllm = next(service for service in stack.services if service.name == "vllm")
     assert vllm.native is not None and vllm.native.argv[0] == str(python)
     environment = vllm.compose["environment"]
     assert "VLLM_USE_FLASHINFER_SAMPLER=0" in environment and "VLLM_LOGGING_LEVEL=DEBUG" in environment
-    in_use = stack.runtime.engine_in_use(stack.services())
+    in_use = stack.runtime.engine_in_use(stack.services)
     assert in_use is not None and (in_use.what, in_use.where) == ("vLLM 0.24.0", str(python))
 
 
 def test_a_compose_stack_keeps_its_image_whatever_engine_python_says(tmp_path):
     stack = make_stack(tmp_path, runtime="compose", hardware="generic", engine={"python": "/opt/vllm/bin/python"})
-    vllm = next(service for service in stack.services() if service.name == "vllm")
+    vllm = next(service for service in stack.services if service.name == "vllm")
     assert vllm.compose["image"].startswith("nvcr.io/nvidia/vllm:")
-    in_use = stack.runtime.engine_in_use(stack.services())
+    in_use = stack.runtime.engine_in_use(stack.services)
     assert in_use is not None and in_use.where == "image" and in_use.origin == "stackctl's default for the model"
 
 

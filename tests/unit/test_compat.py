@@ -92,7 +92,7 @@ def test_rendered_gpu_stack_uses_the_chosen_image_and_images_vllm_still_override
 
     def vllm_image(settings: dict) -> str:
         (tmp_path / "stack.yaml").write_text(yaml.safe_dump(settings))
-        services = Stack.load(StackLayout(tmp_path)).services()
+        services = Stack.load(StackLayout(tmp_path)).services
         return next(service for service in services if service.name == "vllm").compose["image"]
 
     spark = {"hardware": "dgx-spark", "model": "qwen3.6-35b-a3b-fp8"}

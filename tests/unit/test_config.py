@@ -1,17 +1,7 @@
-import pytest
 
 from stackctl.config import parse_stack_config
-from stackctl.errors import ConfigError
 from stackctl.profiles import HARDWARE_PROFILES, MODEL_PROFILES
-
-
-def error_for(data: dict) -> str:
-    with pytest.raises(ConfigError) as caught:
-        parse_stack_config(data)
-    message = str(caught.value)
-    assert "\n" not in message
-    assert caught.value.exit_code == 2
-    return message
+from tests.support.stack_builder import config_error
 
 
 def test_defaults_are_valid():
@@ -22,39 +12,39 @@ def test_defaults_are_valid():
 
 
 def test_unknown_top_level_key_names_key_and_allowed_keys():
-    message = error_for({"modle": "qwen3-32b"})
+    message = config_error({"modle": "qwen3-32b"})
     assert "unknown key 'modle'" in message
     assert "model" in message and "hardware" in message
 
 
 def test_unknown_nested_key_names_full_path():
-    message = error_for({"services": {"graphana": True}})
+    message = config_error({"services": {"graphana": True}})
     assert "services.graphana" in message
     assert "grafana" in message and "monitoring" in message
 
 
 def test_wrong_type_names_key_and_value():
-    message = error_for({"ports": {"vllm": "eight thousand"}})
+    message = config_error({"ports": {"vllm": "eight thousand"}})
     assert "ports.vllm" in message and "eight thousand" in message
 
 
 def test_unknown_profiles_list_allowed_values():
-    message = error_for({"hardware": "rtx-5090"})
+    message = config_error({"hardware": "rtx-5090"})
     assert "hardware" in message and "rtx-5090" in message
     for name in HARDWARE_PROFILES:
         assert name in message
-    message = error_for({"model": "llama"})
+    message = config_error({"model": "llama"})
     for name in MODEL_PROFILES:
         assert name in message
 
 
 def test_runtime_literal_lists_choices():
-    message = error_for({"runtime": "podman"})
+    message = config_error({"runtime": "podman"})
     assert "runtime" in message and "compose" in message and "native" in message
 
 
 def test_mxfp4_on_dgx_spark_is_refused_with_reason():
-    message = error_for({"hardware": "dgx-spark", "model": "gpt-oss-120b"})
+    message = config_error({"hardware": "dgx-spark", "model": "gpt-oss-120b"})
     assert "sm_121" in message and "MXFP4" in message
 
 
@@ -63,7 +53,7 @@ def test_mxfp4_on_rtx_pro_6000_is_fine():
 
 
 def test_port_clash_between_enabled_services():
-    message = error_for({"ports": {"prometheus": 8000}})
+    message = config_error({"ports": {"prometheus": 8000}})
     assert "ports.prometheus" in message and "ports.vllm" in message and "8000" in message
 
 
@@ -73,59 +63,59 @@ def test_port_of_disabled_service_may_overlap():
 
 
 def test_tls_needs_hostname():
-    assert "hostname" in error_for({"services": {"tls": True}})
+    assert "hostname" in config_error({"services": {"tls": True}})
 
 
 def test_cpu_hardware_only_serves_the_demo_model():
-    assert "tiny" in error_for({"hardware": "cpu", "model": "qwen3-32b"})
+    assert "tiny" in config_error({"hardware": "cpu", "model": "qwen3-32b"})
     assert parse_stack_config({"hardware": "cpu", "model": "tiny"}).model == "tiny"
 
 
 def test_secret_flags_in_extra_args_are_refused():
-    message = error_for({"vllm": {"extra_args": ["--api-key=abc"]}})
+    message = config_error({"vllm": {"extra_args": ["--api-key=abc"]}})
     assert "VLLM_API_KEY" in message and "abc" not in message.split("got")[0]
 
 
 def test_vllm_environment_takes_variables_but_never_a_secret():
     config = parse_stack_config({"vllm": {"environment": {"TIKTOKEN_ENCODINGS_BASE": "/models/tiktoken"}}})
     assert config.vllm.environment == {"TIKTOKEN_ENCODINGS_BASE": "/models/tiktoken"}
-    assert ".env" in error_for({"vllm": {"environment": {"HF_TOKEN": "hf_abc"}}})
-    assert "not an environment variable name" in error_for({"vllm": {"environment": {"A-B": "1"}}})
+    assert ".env" in config_error({"vllm": {"environment": {"HF_TOKEN": "hf_abc"}}})
+    assert "not an environment variable name" in config_error({"vllm": {"environment": {"A-B": "1"}}})
 
 
 def test_unified_memory_refuses_starving_utilization():
-    message = error_for({"hardware": "dgx-spark", "vllm": {"gpu_memory_utilization": 0.9}})
+    message = config_error({"hardware": "dgx-spark", "vllm": {"gpu_memory_utilization": 0.9}})
     assert "0.7" in message and "unified" in message
 
 
 def test_top_level_must_be_mapping():
-    assert "mapping" in error_for(["hardware"])  # type: ignore[arg-type]
+    assert "mapping" in config_error(["hardware"])  # type: ignore[arg-type]
 
 
 def test_images_name_known_services_and_real_references():
     config = parse_stack_config({"images": {"prometheus": "registry.local:5000/prom/prometheus:v3.5.0",
                                             "vllm": "nvcr.io/nvidia/vllm@sha256:" + "0" * 64}})
     assert config.images["prometheus"] == "registry.local:5000/prom/prometheus:v3.5.0"
-    assert "unknown service 'promethus'" in error_for({"images": {"promethus": "prom/prometheus"}})
-    message = error_for({"images": {"nginx": "nginx latest"}})
+    assert "unknown service 'promethus'" in config_error({"images": {"promethus": "prom/prometheus"}})
+    message = config_error({"images": {"nginx": "nginx latest"}})
     assert "images" in message and "'nginx latest' for nginx is not an image reference" in message
 
 
 def test_vllm_image_of_older_stack_files_moves_to_images():
     assert parse_stack_config({"vllm": {"image": "nvcr.io/nvidia/vllm:26.05-py3"}}).images == {
         "vllm": "nvcr.io/nvidia/vllm:26.05-py3"}
-    message = error_for({"vllm": {"image": "a/b:1"}, "images": {"vllm": "c/d:2"}})
+    message = config_error({"vllm": {"image": "a/b:1"}, "images": {"vllm": "c/d:2"}})
     assert "vllm.image and images.vllm disagree" in message
 
 
 def test_build_args_and_project_are_checked():
     assert parse_stack_config({"build_args": {"BASE_IMAGE": "localhost/python:3.11"}}).build_args
-    assert "unknown build argument 'BASE'" in error_for({"build_args": {"BASE": "x"}})
+    assert "unknown build argument 'BASE'" in config_error({"build_args": {"BASE": "x"}})
     assert parse_stack_config({"project": "llm_box-2"}).project == "llm_box-2"
-    assert "project" in error_for({"project": "LLM Box"})
+    assert "project" in config_error({"project": "LLM Box"})
 
 
 def test_every_enabled_service_has_its_ports_checked_for_clashes():
     # The GPU exporter runs without a GPU too, so its port clashes are caught there as well.
-    message = error_for({"hardware": "cpu", "model": "tiny", "ports": {"gpu_exporter": 9100}})
+    message = config_error({"hardware": "cpu", "model": "tiny", "ports": {"gpu_exporter": 9100}})
     assert "port clash" in message and "gpu_exporter" in message and "node_exporter" in message

@@ -8,6 +8,7 @@ from stackctl.config import parse_stack_config
 from stackctl.layout import StackLayout
 from stackctl.render import render_configs
 from stackctl.resources import source_root
+from stackctl.stack import Stack
 from tools.dashboard import queries
 from tools.dashboard.dashboard import (
     DASHBOARD_FILE,
@@ -108,8 +109,8 @@ def test_queries_use_the_metric_names_vllm_and_the_proxy_expose():
 
 
 def test_render_ships_the_dashboard_with_grafana(tmp_path):
-    files = render_configs(parse_stack_config({}), StackLayout(tmp_path), "compose")
+    files = render_configs(Stack.from_config(parse_stack_config({}), StackLayout(tmp_path)))
     rendered = json.loads(files[Path("grafana/dashboards/stackctl.json")])
     assert rendered["uid"] == "stackctl"
-    files = render_configs(parse_stack_config({"services": {"grafana": False}}), StackLayout(tmp_path), "compose")
+    files = render_configs(Stack.from_config(parse_stack_config({"services": {"grafana": False}}), StackLayout(tmp_path)))
     assert Path("grafana/dashboards/stackctl.json") not in files

@@ -7,7 +7,7 @@ from typer.testing import CliRunner
 
 from stackctl.cli import app
 from stackctl.errors import StackError
-from tests.support.fakehost import make_stack
+from tests.support.stack_builder import make_stack
 from tests.unit.diagnosis.real_logs import FAILURE_LOGS, SERVICE_FAILURES, read_headers, read_log
 
 

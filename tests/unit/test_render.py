@@ -13,7 +13,7 @@ from stackctl.envfile import ensure_secrets, secret_values
 from stackctl.errors import ConfigError
 from stackctl.layout import StackLayout
 from stackctl.profiles import HARDWARE_PROFILES, MODEL_PROFILES
-from stackctl.render import render_project
+from tests.support.stack_builder import render_into
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +52,7 @@ def test_rendered_project_is_valid_compose_on_host_network_without_secrets(tmp_p
     choices = {"hardware": hardware, "model": model, "services": {"tls": tls}}
     if tls:
         choices["hostname"] = "llm.example.org"
-    project = render_project(parse_stack_config(choices), layout)
+    project = render_into(layout, parse_stack_config(choices))
 
     document = yaml.safe_load(project.compose_file.read_text())
     compose_schema.validate(document)
@@ -83,7 +83,7 @@ def test_rendered_project_is_valid_compose_on_host_network_without_secrets(tmp_p
 
 def test_depends_on_follows_enabled_services(tmp_path):
     config = parse_stack_config({"services": {"monitoring": False}})
-    project = render_project(config, StackLayout(tmp_path))
+    project = render_into(StackLayout(tmp_path), config)
     names = [service.name for service in project.services]
     assert names == ["vllm", "filter-proxy", "nginx"]
     document = yaml.safe_load(project.compose_file.read_text())
@@ -93,14 +93,14 @@ def test_depends_on_follows_enabled_services(tmp_path):
 
 def test_local_demo_model_is_mounted_into_the_container(tmp_path):
     config = parse_stack_config({"hardware": "cpu", "model": "tiny", "vllm": {"model_path": str(tmp_path / "m")}})
-    document = yaml.safe_load(render_project(config, StackLayout(tmp_path)).compose_file.read_text())
+    document = yaml.safe_load(render_into(StackLayout(tmp_path), config).compose_file.read_text())
     vllm = document["services"]["vllm"]
     assert f"{tmp_path / 'm'}:/models/local:ro" in vllm["volumes"]
     assert vllm["command"][vllm["command"].index("--model") + 1] == "/models/local"
 
 
 def test_prometheus_scrapes_every_enabled_exporter(tmp_path):
-    project = render_project(parse_stack_config({"hardware": "rtx-pro-6000"}), StackLayout(tmp_path))
+    project = render_into(StackLayout(tmp_path), parse_stack_config({"hardware": "rtx-pro-6000"}))
     prometheus = yaml.safe_load((tmp_path / "rendered/prometheus/prometheus.yml").read_text())
     targets = {job["job_name"]: job["static_configs"][0]["targets"][0] for job in prometheus["scrape_configs"]}
     assert targets["vllm"] == "127.0.0.1:8000"
@@ -112,7 +112,7 @@ def test_prometheus_scrapes_every_enabled_exporter(tmp_path):
 
 def test_cpu_hardware_under_compose_is_the_vllm_cpu_image_with_its_own_demo_model(tmp_path):
     config = parse_stack_config({"hardware": "cpu", "model": "tiny", "runtime": "compose"})
-    document = yaml.safe_load(render_project(config, StackLayout(tmp_path)).compose_file.read_text())
+    document = yaml.safe_load(render_into(StackLayout(tmp_path), config).compose_file.read_text())
     vllm = document["services"]["vllm"]
     assert vllm["image"].startswith("stackctl/vllm-cpu:")
     assert vllm["build"]["dockerfile"] == "images/vllm-cpu/Dockerfile" and vllm["build"]["network"] == "host"
@@ -129,7 +129,7 @@ def test_cpu_hardware_under_compose_is_the_vllm_cpu_image_with_its_own_demo_mode
 def test_vllm_environment_reaches_the_vllm_service_and_wins_over_the_profiles(tmp_path):
     config = parse_stack_config({"hardware": "cpu", "model": "tiny", "vllm": {"environment": {
         "TIKTOKEN_ENCODINGS_BASE": "/models/tiktoken", "VLLM_CPU_KVCACHE_SPACE": "2"}}})
-    vllm = yaml.safe_load(render_project(config, StackLayout(tmp_path)).compose_file.read_text())["services"]["vllm"]
+    vllm = yaml.safe_load(render_into(StackLayout(tmp_path), config).compose_file.read_text())["services"]["vllm"]
     assert "TIKTOKEN_ENCODINGS_BASE=/models/tiktoken" in vllm["environment"]
     assert "VLLM_CPU_KVCACHE_SPACE=2" in vllm["environment"] and "VLLM_CPU_KVCACHE_SPACE=1" not in vllm["environment"]
 
@@ -139,7 +139,7 @@ def test_images_replace_any_service_image_and_are_never_built(tmp_path):
         "hardware": "cpu", "model": "tiny",
         "images": {"vllm": "registry.local/stackctl/vllm-cpu:1", "prometheus": "registry.local/prom/prometheus:v3.5.0"},
     })
-    services = yaml.safe_load(render_project(config, StackLayout(tmp_path)).compose_file.read_text())["services"]
+    services = yaml.safe_load(render_into(StackLayout(tmp_path), config).compose_file.read_text())["services"]
     assert services["vllm"]["image"] == "registry.local/stackctl/vllm-cpu:1" and "build" not in services["vllm"]
     assert services["prometheus"]["image"] == "registry.local/prom/prometheus:v3.5.0"
     assert "build" in services["filter-proxy"]
@@ -148,8 +148,8 @@ def test_images_replace_any_service_image_and_are_never_built(tmp_path):
 def test_build_args_reach_stackctl_built_images_and_rename_them(tmp_path):
     plain = parse_stack_config({"hardware": "cpu", "model": "tiny"})
     local = parse_stack_config({"hardware": "cpu", "model": "tiny", "build_args": {"BASE_IMAGE": "localhost/python:3.11"}})
-    first = yaml.safe_load(render_project(plain, StackLayout(tmp_path / "a")).compose_file.read_text())["services"]
-    second = yaml.safe_load(render_project(local, StackLayout(tmp_path / "b")).compose_file.read_text())["services"]
+    first = yaml.safe_load(render_into(StackLayout(tmp_path / "a"), plain).compose_file.read_text())["services"]
+    second = yaml.safe_load(render_into(StackLayout(tmp_path / "b"), local).compose_file.read_text())["services"]
     assert second["filter-proxy"]["build"]["args"] == {"BASE_IMAGE": "localhost/python:3.11"}
     assert second["vllm"]["build"]["args"]["BASE_IMAGE"] == "localhost/python:3.11"
     # Another base is another image: the tag changes, so Compose builds it instead of reusing.
@@ -159,7 +159,7 @@ def test_build_args_reach_stackctl_built_images_and_rename_them(tmp_path):
 
 def test_project_name_names_the_compose_project(tmp_path):
     config = parse_stack_config({"project": "llm-box"})
-    document = yaml.safe_load(render_project(config, StackLayout(tmp_path)).compose_file.read_text())
+    document = yaml.safe_load(render_into(StackLayout(tmp_path), config).compose_file.read_text())
     assert document["name"] == "llm-box"
 
 
@@ -173,7 +173,7 @@ def test_project_name_names_the_compose_project(tmp_path):
 def test_unified_memory_hosts_get_the_exporter_that_reports_the_shared_pool(tmp_path, hardware, model, image, command):
     layout = StackLayout(tmp_path)
     ensure_secrets(layout.env_file)
-    project = render_project(parse_stack_config({"hardware": hardware, "model": model}), layout)
+    project = render_into(layout, parse_stack_config({"hardware": hardware, "model": model}))
 
     exporter = yaml.safe_load(project.compose_file.read_text())["services"]["gpu-exporter"]
     assert exporter["image"].startswith(image)
@@ -188,7 +188,6 @@ def test_services_start_in_dependency_waves(tmp_path):
 
     config = parse_stack_config({"hardware": "cpu", "model": "tiny", "hostname": "llm.example.org",
                                  "services": {"tls": True}})
-    waves = [[service.name for service in wave] for wave in dependency_waves(render_project(
-        config, StackLayout(tmp_path)).services)]
+    waves = [[service.name for service in wave] for wave in dependency_waves(render_into(StackLayout(tmp_path), config).services)]
     assert sorted(waves[0]) == ["gpu-exporter", "node-exporter", "prometheus", "vllm"]
     assert sorted(waves[1]) == ["filter-proxy", "grafana"] and waves[2:] == [["nginx"], ["certbot"]]

@@ -7,13 +7,12 @@ from stackctl.config import parse_stack_config
 from stackctl.engine.demo_model import default_demo_model_dir
 from stackctl.envfile import ensure_secrets, secret_values
 from stackctl.layout import StackLayout
-from stackctl.runtime import runtime_for
-from stackctl.template_values import proxy_args, template_context
+from stackctl.stack import Stack
+from stackctl.template_values import proxy_args
 
 
 def context_for(tmp_path, runtime: str, **settings):
-    layout, config = StackLayout(tmp_path), parse_stack_config({"runtime": runtime, **settings})
-    return template_context(config, layout, runtime_for(runtime, layout, config))
+    return Stack.from_config(parse_stack_config({"runtime": runtime, **settings}), StackLayout(tmp_path)).template_context
 
 
 def test_paths_and_model_follow_the_runtime(tmp_path):

@@ -4,17 +4,8 @@ import pytest
 import yaml
 
 from stackctl.config import parse_stack_config
-from stackctl.errors import ConfigError
 from stackctl.layout import StackLayout
-from stackctl.render import render_project
-
-
-def error_for(data: dict) -> str:
-    with pytest.raises(ConfigError) as caught:
-        parse_stack_config(data)
-    message = str(caught.value)
-    assert "\n" not in message
-    return message
+from tests.support.stack_builder import config_error, render_into
 
 
 def test_web_search_defaults_to_ddgs():
@@ -41,7 +32,7 @@ def test_searxng_with_its_url():
     ],
 )
 def test_bad_web_search_sections_name_the_problem(section, expected):
-    assert expected in error_for({"web_search": section})
+    assert expected in config_error({"web_search": section})
 
 
 @pytest.mark.parametrize("runtime", ["compose", "native"])
@@ -49,7 +40,7 @@ def test_the_proxy_gets_the_web_search_settings(tmp_path, runtime):
     config = parse_stack_config(
         {"web_search": {"backend": "searxng", "searxng_url": "http://127.0.0.1:8888", "timeout_s": 3.5}}
     )
-    project = render_project(config, StackLayout(tmp_path), runtime=runtime)
+    project = render_into(StackLayout(tmp_path), config, runtime)
     environment = yaml.safe_load(project.compose_file.read_text())["services"]["filter-proxy"]["environment"]
     assert environment["STACKCTL_PROXY_SEARCH_BACKEND"] == "searxng"
     assert environment["STACKCTL_PROXY_SEARXNG_URL"] == "http://127.0.0.1:8888"
@@ -59,7 +50,7 @@ def test_the_proxy_gets_the_web_search_settings(tmp_path, runtime):
 
 
 def test_default_stack_leaves_the_searxng_url_empty(tmp_path):
-    project = render_project(parse_stack_config({}), StackLayout(tmp_path))
+    project = render_into(StackLayout(tmp_path), parse_stack_config({}))
     environment = yaml.safe_load(project.compose_file.read_text())["services"]["filter-proxy"]["environment"]
     assert environment["STACKCTL_PROXY_SEARCH_BACKEND"] == "ddgs"
     assert environment["STACKCTL_PROXY_SEARXNG_URL"] == ""

@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 
 from stackctl.diagnosis.evidence import Evidence
-from stackctl.diagnosis.model import Cause, Diagnosis, Fix, Severity
 from stackctl.diagnosis.signature import ADVISORY, Signature, found, signature
+from stackctl.diagnosis.verdict import Cause, Diagnosis, Fix, Severity
 
 _EXTRA_ARGS = "vllm.extra_args"
 

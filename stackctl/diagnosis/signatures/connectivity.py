@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 
 from stackctl.diagnosis.evidence import Evidence
-from stackctl.diagnosis.model import Cause, Diagnosis, Fix, Severity
 from stackctl.diagnosis.signature import ADVISORY, CONSEQUENCE, Signature, found, signature
+from stackctl.diagnosis.verdict import Cause, Diagnosis, Fix, Severity
 
 # The stack.yaml key that sets each service's (first) port, when the log names no number.
 _SERVICE_PORT_KEYS = {

@@ -10,8 +10,8 @@ import re
 from packaging.version import InvalidVersion, Version
 
 from stackctl.diagnosis.evidence import Evidence
-from stackctl.diagnosis.model import Cause, Diagnosis, Fix
 from stackctl.diagnosis.signature import CONSEQUENCE, Signature, found, signature
+from stackctl.diagnosis.verdict import Cause, Diagnosis, Fix
 from stackctl.profiles.compat import min_driver, table
 
 _TOOLKIT = ("install the NVIDIA Container Toolkit (`sudo apt install nvidia-container-toolkit`), then `sudo nvidia-ctk "

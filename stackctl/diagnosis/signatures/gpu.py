@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 
 from stackctl.diagnosis.evidence import Evidence
-from stackctl.diagnosis.model import Cause, Diagnosis, Fix, Severity
 from stackctl.diagnosis.signature import ADVISORY, CONSEQUENCE, Signature, found, signature
+from stackctl.diagnosis.verdict import Cause, Diagnosis, Fix, Severity
 from stackctl.profiles.engines import DEFAULT_VLLM_IMAGE
 
 # NVIDIA's NGC image: built with kernels for Blackwell (sm_120 RTX PRO 6000, sm_121 GB10).

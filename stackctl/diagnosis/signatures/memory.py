@@ -6,8 +6,8 @@ import math
 import re
 
 from stackctl.diagnosis.evidence import Evidence
-from stackctl.diagnosis.model import Cause, Diagnosis, Fix
 from stackctl.diagnosis.signature import OUT_OF_MEMORY, Signature, found, signature
+from stackctl.diagnosis.verdict import Cause, Diagnosis, Fix
 
 _UTILIZATION = "vllm.gpu_memory_utilization"
 _UTILIZATION_FLAG = "--gpu-memory-utilization"

@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 
 from stackctl.diagnosis.evidence import Evidence
-from stackctl.diagnosis.model import Cause, Diagnosis, Fix
 from stackctl.diagnosis.signature import Signature, found, signature
+from stackctl.diagnosis.verdict import Cause, Diagnosis, Fix
 
 # Compose keeps each service's data in a named volume of the project (`down` keeps it).
 _VOLUME_NOTE = ("under Compose it is the project's named volume (`docker volume ls`; `docker volume rm` it to start "

@@ -8,8 +8,8 @@ from __future__ import annotations
 import re
 
 from stackctl.diagnosis.evidence import Evidence
-from stackctl.diagnosis.model import Cause, Diagnosis, Fix, Severity
 from stackctl.diagnosis.signature import Signature, found, signature
+from stackctl.diagnosis.verdict import Cause, Diagnosis, Fix, Severity
 
 _WINDOW_KEY = "vllm.max_model_len"
 _WINDOW = re.compile(r"maximum context length is (?P<window>\d+) tokens|maximum model length of (?P<model>\d+)"

@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 
 from stackctl.diagnosis.evidence import Evidence
-from stackctl.diagnosis.model import Cause, Diagnosis, Fix
 from stackctl.diagnosis.signature import ADVISORY, CONSEQUENCE, Signature, found, signature
+from stackctl.diagnosis.verdict import Cause, Diagnosis, Fix
 
 _GAVE_UP = re.compile(r"gave up: (?P<program>[\w.-]+) entered FATAL state")
 _EXIT = re.compile(r"exited: (?P<program>[\w.-]+) \(exit status (?P<status>\d+); not expected\)")

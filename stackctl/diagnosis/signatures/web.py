@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 
 from stackctl.diagnosis.evidence import Evidence
-from stackctl.diagnosis.model import Cause, Diagnosis, Fix, Severity
 from stackctl.diagnosis.signature import CONSEQUENCE, Signature, found, signature
+from stackctl.diagnosis.verdict import Cause, Diagnosis, Fix, Severity
 
 _CERTIFICATE = re.compile(r"(?:cannot load certificate(?: key)? \"|BIO_new_file\(\")(?P<path>[^\"]+)\"")
 

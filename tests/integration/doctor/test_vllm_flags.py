@@ -6,7 +6,8 @@ import pytest
 from stackctl.doctor.result import Status
 from stackctl.doctor.vllm_flags import check_tool_parser, check_vllm_flags
 from stackctl.profiles import HARDWARE_PROFILES, MODEL_PROFILES
-from tests.support.fakehost import MODEL_CACHE, context, make_host, make_stack
+from tests.support.fakehost import MODEL_CACHE, context, make_host
+from tests.support.stack_builder import make_stack
 
 
 @pytest.mark.parametrize(("model", "parser"), [

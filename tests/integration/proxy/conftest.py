@@ -95,3 +95,20 @@ def search_proxy(start_proxy, scripted_backend, searxng) -> RunningProxy:  # typ
         },
     )
     return start_proxy(settings)
+
+
+@pytest.fixture(scope="module")
+def proxy_over_vllm(real_vllm) -> Iterator[str]:  # type: ignore[no-untyped-def]
+    """The proxy in front of the real vLLM (its CPU build serving the demo model), without client
+    keys: its base URL."""
+    settings = ProxySettings(
+        backend_url=real_vllm.base_url,
+        auth_enabled=False,
+        backend_api_key=real_vllm.api_key,
+        default_model=real_vllm.model,
+    )
+    server = ServerThread(create_app(settings)).start()
+    try:
+        yield server.base_url
+    finally:
+        server.stop()

@@ -18,15 +18,11 @@ from pathlib import Path
 
 import pytest
 
+from stackctl.clients import ClientKey, Connection, client_config
+from stackctl.clients.claude_code import claude_code_env
+from stackctl.clients.recipe import KEY_VARIABLE
 from stackctl.proxy.settings import ProxySettings
-from stackctl.usecases.connect import (
-    KEY_VARIABLE,
-    ClientKey,
-    Connection,
-    claude_code_env,
-    client_config,
-    write_client_config,
-)
+from stackctl.usecases.connect import write_client_config
 from tests.support.npm_clients import InstalledClient
 from tests.support.proxy.running import ALICE_KEY, RunningProxy
 from tests.support.proxy.scripted_backend import (

@@ -4,9 +4,7 @@ every refusal by reason and key."""
 
 from __future__ import annotations
 
-import re
 import threading
-import time
 from dataclasses import replace
 
 import anthropic
@@ -15,6 +13,7 @@ import openai
 import pytest
 
 from stackctl.proxy.limit_settings import KeyLimits, LimitSettings
+from tests.support.processes import eventually
 from tests.support.proxy.running import ALICE_KEY, BOB_KEY, RunningProxy
 from tests.support.proxy.scripted_backend import ScriptedBackend
 
@@ -32,13 +31,6 @@ def ask(text: str, **extra: object) -> dict[str, object]:
 
 def chat(text: str, **extra: object) -> dict[str, object]:
     return {"model": "gpt-4o", "messages": [{"role": "user", "content": text}], **extra}
-
-
-def metric(proxy: RunningProxy, name: str, **labels: str) -> float:
-    text = httpx.get(proxy.base_url + "/metrics").text
-    wanted = ",".join(f'{k}="{v}"' for k, v in sorted(labels.items()))
-    match = re.search("^" + re.escape(f"{name}{{{wanted}}}") + r" ([0-9.e+]+)$", text, re.MULTILINE)
-    return float(match.group(1)) if match else 0.0
 
 
 def test_a_key_over_its_concurrency_gets_429_in_its_api_shape(start_proxy, base_settings) -> None:  # type: ignore[no-untyped-def]
@@ -73,12 +65,12 @@ def test_a_key_over_its_concurrency_gets_429_in_its_api_shape(start_proxy, base_
             .input_tokens
         )
     # The stream ended (client left): once the proxy has noticed, the slot is free again.
-    assert _wait(lambda: metric(proxy, "stackctl_proxy_in_flight", route="/v1/messages") == 0)
+    assert eventually(lambda: proxy.metric("stackctl_proxy_in_flight", route="/v1/messages") == 0, timeout_s=10.0)
     assert proxy.anthropic().messages.create(**ask("scenario:text")).content
-    assert metric(proxy, "stackctl_proxy_rejections_total", key="alice", reason="concurrent") == 2
+    assert proxy.metric("stackctl_proxy_rejections_total", key="alice", reason="concurrent") == 2
     requests = "stackctl_proxy_requests_total"
-    assert metric(proxy, requests, key="alice", route="/v1/messages", status="429") == 1
-    assert metric(proxy, "stackctl_proxy_in_flight", route="/v1/messages") == 0
+    assert proxy.metric(requests, key="alice", route="/v1/messages", status="429") == 1
+    assert proxy.metric("stackctl_proxy_in_flight", route="/v1/messages") == 0
 
 
 def test_requests_and_tokens_per_minute(start_proxy, base_settings) -> None:  # type: ignore[no-untyped-def]
@@ -102,17 +94,17 @@ def test_requests_and_tokens_per_minute(start_proxy, base_settings) -> None:  # 
     with bob.messages.stream(**ask("scenario:text")) as stream:
         stream.get_final_message()
     # Usage is charged when the proxy has finished the stream, a moment after the client has it.
-    assert _wait(lambda: metric(proxy, "stackctl_proxy_in_flight", route="/v1/messages") == 0)
+    assert eventually(lambda: proxy.metric("stackctl_proxy_in_flight", route="/v1/messages") == 0, timeout_s=10.0)
     with pytest.raises(anthropic.RateLimitError) as refused:
         bob.messages.create(**ask("scenario:text"))
     assert "50 tokens per minute" in refused.value.message
     assert 55 <= int(refused.value.response.headers["retry-after"]) <= 60
     assert (
-        metric(proxy, "stackctl_proxy_rejections_total", key="alice", reason="requests_per_minute")
+        proxy.metric("stackctl_proxy_rejections_total", key="alice", reason="requests_per_minute")
         == 1
     )
     assert (
-        metric(proxy, "stackctl_proxy_rejections_total", key="bob", reason="tokens_per_minute") == 1
+        proxy.metric("stackctl_proxy_rejections_total", key="bob", reason="tokens_per_minute") == 1
     )
 
 
@@ -138,9 +130,9 @@ def test_a_long_backend_queue_turns_new_requests_away_and_lets_running_streams_f
     running = threading.Thread(target=stream_slowly)
     try:
         running.start()
-        assert _wait(lambda: "content_block_delta" in events)
+        assert eventually(lambda: "content_block_delta" in events, timeout_s=10.0)
         backend.waiting = 6
-        assert _wait(lambda: _status(proxy, "/v1/messages", ask("scenario:text")) == 529)
+        assert eventually(lambda: _status(proxy, "/v1/messages", ask("scenario:text")) == 529, timeout_s=10.0)
         with pytest.raises(anthropic.APIStatusError) as caught:
             proxy.anthropic().messages.create(**ask("scenario:text"))
         assert caught.value.status_code == 529
@@ -153,12 +145,12 @@ def test_a_long_backend_queue_turns_new_requests_away_and_lets_running_streams_f
         running.join(timeout=20)
         assert events[-1] == "message_stop"  # the stream that was running finished whole
         backend.waiting = 5  # at the bound is not past it
-        assert _wait(lambda: _status(proxy, "/v1/messages", ask("scenario:text")) == 200)
+        assert eventually(lambda: _status(proxy, "/v1/messages", ask("scenario:text")) == 200, timeout_s=10.0)
     finally:
         backend.waiting = 0
         running.join(timeout=20)
     assert (
-        metric(proxy, "stackctl_proxy_rejections_total", key="alice", reason="backend_queue") >= 2
+        proxy.metric("stackctl_proxy_rejections_total", key="alice", reason="backend_queue") >= 2
     )
 
 
@@ -168,10 +160,3 @@ def _status(proxy: RunningProxy, path: str, body: dict[str, object]) -> int:
     ).status_code
 
 
-def _wait(condition, timeout: float = 10.0) -> bool:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.02)
-    return False

@@ -7,8 +7,6 @@ Responses API allows; a client that leaves cancels the backend request."""
 from __future__ import annotations
 
 import json
-import re
-import time
 import uuid
 from dataclasses import replace
 from itertools import pairwise
@@ -18,6 +16,7 @@ import openai
 import pytest
 
 from stackctl.proxy.limit_settings import KeyLimits, LimitSettings
+from tests.support.processes import eventually
 from tests.support.proxy.running import ALICE_KEY, BOB_KEY, RunningProxy
 from tests.support.proxy.scripted_backend import SERVED_MODEL, ScriptedBackend, Turn
 from tests.support.proxy.scripted_responses import DEFAULT_TEXT
@@ -47,22 +46,6 @@ AGENTS = {  # Codex's sub-agent tools, as Codex sends them: a namespace
 
 def user(text: str) -> dict[str, object]:
     return {"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}
-
-
-def metric(proxy: RunningProxy, name: str, **labels: str) -> float:
-    text = httpx.get(proxy.base_url + "/metrics").text
-    wanted = ",".join(f'{k}="{v}"' for k, v in sorted(labels.items()))
-    match = re.search("^" + re.escape(f"{name}{{{wanted}}}") + r" ([0-9.e+]+)$", text, re.MULTILINE)
-    return float(match.group(1)) if match else 0.0
-
-
-def wait_for(condition, timeout: float = 5.0) -> bool:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.02)
-    return False
 
 
 def sse_events(raw: bytes) -> list[dict]:
@@ -171,13 +154,13 @@ def test_keys_limits_and_metrics_apply_as_on_every_generating_route(start_proxy,
         assert (caught.value.body["type"], caught.value.body["code"]) == ("rate_limit_error", "rate_limit_exceeded")  # type: ignore[index]
         bobs = list(proxy.openai(BOB_KEY).responses.create(model="gpt-4o", input="hi", stream=True))
         assert bobs[-1].response.output_text == DEFAULT_TEXT  # type: ignore[attr-defined]
-    assert wait_for(lambda: metric(proxy, "stackctl_proxy_in_flight", route=ROUTE) == 0)
-    assert metric(proxy, "stackctl_proxy_requests_total", key="alice", route=ROUTE, status="429") == 1
-    assert metric(proxy, "stackctl_proxy_requests_total", key="bob", route=ROUTE, status="200") == 1
-    assert metric(proxy, "stackctl_proxy_requests_total", key="unauthenticated", route=ROUTE, status="401") == 1
-    assert metric(proxy, "stackctl_proxy_tokens_total", direction="out", key="bob") == 7  # the reply's usage
+    assert eventually(lambda: proxy.metric("stackctl_proxy_in_flight", route=ROUTE) == 0)
+    assert proxy.metric("stackctl_proxy_requests_total", key="alice", route=ROUTE, status="429") == 1
+    assert proxy.metric("stackctl_proxy_requests_total", key="bob", route=ROUTE, status="200") == 1
+    assert proxy.metric("stackctl_proxy_requests_total", key="unauthenticated", route=ROUTE, status="401") == 1
+    assert proxy.metric("stackctl_proxy_tokens_total", direction="out", key="bob") == 7  # the reply's usage
     # Time to the first event after response.created / in_progress (sent before the model starts).
-    assert metric(proxy, "stackctl_proxy_ttft_seconds_count", route=ROUTE) == 1
+    assert proxy.metric("stackctl_proxy_ttft_seconds_count", route=ROUTE) == 1
 
 
 def test_a_client_that_leaves_cancels_the_backend_request(proxy: RunningProxy, backend: ScriptedBackend) -> None:
@@ -186,7 +169,7 @@ def test_a_client_that_leaves_cancels_the_backend_request(proxy: RunningProxy, b
     with httpx.stream("POST", proxy.base_url + ROUTE, json=body, headers={"x-api-key": ALICE_KEY}) as response:
         assert response.status_code == 200
         next(response.iter_raw())  # the stream is flowing; now the client walks away
-    assert wait_for(lambda: backend.disconnects.count("responses-hang") > before), "backend kept generating"
+    assert eventually(lambda: backend.disconnects.count("responses-hang") > before), "backend kept generating"
 
 
 def test_a_backend_that_dies_mid_reply_ends_the_stream_with_response_failed(proxy: RunningProxy) -> None:

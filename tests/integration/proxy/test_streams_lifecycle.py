@@ -3,24 +3,15 @@
 from __future__ import annotations
 
 import re
-import time
 
 import httpx
 import pytest
 
+from tests.support.processes import eventually
 from tests.support.proxy.running import ALICE_KEY, BOB_KEY, RunningProxy
 from tests.support.proxy.scripted_backend import ScriptedBackend
 
 pytestmark = pytest.mark.integration
-
-
-def wait_for(condition, timeout: float = 5.0) -> bool:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.02)
-    return False
 
 
 @pytest.mark.parametrize(
@@ -54,7 +45,7 @@ def test_client_disconnect_cancels_the_backend_request(
     ) as response:
         assert response.status_code == 200
         next(response.iter_raw())  # the stream is flowing; now the client walks away
-    assert wait_for(lambda: len(backend.disconnects) > before), "backend kept generating"
+    assert eventually(lambda: len(backend.disconnects) > before), "backend kept generating"
 
 
 def test_client_disconnect_during_prefill_cancels_the_backend_request(
@@ -75,7 +66,7 @@ def test_client_disconnect_during_prefill_cancels_the_backend_request(
             headers={"x-api-key": ALICE_KEY},
             timeout=httpx.Timeout(5, read=0.3),
         )
-    assert wait_for(lambda: len(backend.disconnects) > before)
+    assert eventually(lambda: len(backend.disconnects) > before)
 
 
 def test_metrics_count_requests_tokens_and_latency(proxy: RunningProxy) -> None:

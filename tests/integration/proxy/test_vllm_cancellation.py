@@ -6,33 +6,13 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterator
 
 import httpx
 import pytest
 
-from stackctl.proxy.app import create_app
-from stackctl.proxy.settings import ProxySettings
-from tests.support.proxy.servers import ServerThread
-
 pytestmark = [pytest.mark.integration, pytest.mark.vllm, pytest.mark.timeout(900)]
 
 MAX_TOKENS = 1500  # the demo model's context is 2048; on 2 CPU cores this takes many seconds
-
-
-@pytest.fixture(scope="module")
-def proxy_url(real_vllm) -> Iterator[str]:  # type: ignore[no-untyped-def]
-    settings = ProxySettings(
-        backend_url=real_vllm.base_url,
-        auth_enabled=False,
-        backend_api_key=real_vllm.api_key,
-        default_model=real_vllm.model,
-    )
-    server = ServerThread(create_app(settings)).start()
-    try:
-        yield server.base_url
-    finally:
-        server.stop()
 
 
 def vllm_metric(base_url: str, name: str) -> float:
@@ -60,7 +40,7 @@ def wait_for(condition, timeout: float) -> float | None:  # type: ignore[no-unty
     ],
 )
 def test_client_disconnect_frees_the_vllm_slot(
-    real_vllm, proxy_url: str, path: str, body: dict[str, object]
+    real_vllm, proxy_over_vllm: str, path: str, body: dict[str, object]
 ) -> None:  # type: ignore[no-untyped-def]
     def running() -> float:
         return vllm_metric(real_vllm.base_url, "vllm:num_requests_running")
@@ -76,7 +56,7 @@ def test_client_disconnect_frees_the_vllm_slot(
     for _attempt in range(5):
         assert wait_for(lambda: running() == 0, 60)
         generated_before = vllm_metric(real_vllm.base_url, "vllm:generation_tokens_total")
-        with httpx.stream("POST", proxy_url + path, json=request, timeout=120) as response:
+        with httpx.stream("POST", proxy_over_vllm + path, json=request, timeout=120) as response:
             assert response.status_code == 200
             deltas = 0
             lines = response.iter_lines()  # kept: a dropped iterator would close the connection

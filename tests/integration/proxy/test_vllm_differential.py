@@ -8,15 +8,10 @@ prompt token counts must match exactly too.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import anthropic
 import pytest
-
-from stackctl.proxy.app import create_app
-from stackctl.proxy.settings import ProxySettings
-from tests.support.proxy.servers import ServerThread
 
 pytestmark = [pytest.mark.integration, pytest.mark.vllm, pytest.mark.timeout(900)]
 
@@ -53,28 +48,16 @@ CASES: dict[str, dict[str, Any]] = {
 
 
 @pytest.fixture(scope="module")
-def vllm_clients(real_vllm) -> Iterator[tuple[anthropic.Anthropic, anthropic.Anthropic]]:  # type: ignore[no-untyped-def]
-    settings = ProxySettings(
-        backend_url=real_vllm.base_url,
-        auth_enabled=False,
-        backend_api_key=real_vllm.api_key,
-        default_model=real_vllm.model,
+def vllm_clients(real_vllm, proxy_over_vllm) -> tuple[anthropic.Anthropic, anthropic.Anthropic]:  # type: ignore[no-untyped-def]
+    through_proxy = anthropic.Anthropic(base_url=proxy_over_vllm, api_key="unused", max_retries=0, timeout=300)
+    native = anthropic.Anthropic(
+        base_url=real_vllm.base_url,
+        auth_token=real_vllm.api_key,
+        api_key=None,
+        max_retries=0,
+        timeout=300,
     )
-    server = ServerThread(create_app(settings)).start()
-    try:
-        through_proxy = anthropic.Anthropic(
-            base_url=server.base_url, api_key="unused", max_retries=0, timeout=300
-        )
-        native = anthropic.Anthropic(
-            base_url=real_vllm.base_url,
-            auth_token=real_vllm.api_key,
-            api_key=None,
-            max_retries=0,
-            timeout=300,
-        )
-        yield through_proxy, native
-    finally:
-        server.stop()
+    return through_proxy, native
 
 
 def prompt_tokens(message: anthropic.types.Message) -> int:

@@ -15,6 +15,8 @@ from urllib.parse import parse_qs
 
 from starlette.types import Receive, Scope, Send
 
+from tests.support.proxy.servers import answer_lifespan
+
 # The proxy's search-time limit in the web-search tests (the `slow` mode waits past it).
 SEARCH_TIMEOUT_S = 1.0
 
@@ -43,9 +45,7 @@ class FakeSearxng:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
-            while (await receive())["type"] != "lifespan.shutdown":
-                await send({"type": "lifespan.startup.complete"})
-            await send({"type": "lifespan.shutdown.complete"})
+            await answer_lifespan(receive, send)
             return
         params = parse_qs(scope["query_string"].decode())
         query = params.get("q", [""])[0]

@@ -3,11 +3,13 @@ held for a fixture's lifetime."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TypeVar
 
 import anthropic
+import httpx
 import openai
 
 from stackctl.proxy.settings import ProxySettings
@@ -34,6 +36,13 @@ class RunningProxy:
         return openai.OpenAI(
             base_url=self.base_url + "/v1", api_key=api_key, max_retries=0, timeout=20
         )
+
+    def metric(self, name: str, **labels: str) -> float:
+        """One series of the proxy's /metrics, its labels exactly these (0 when absent)."""
+        text = httpx.get(self.base_url + "/metrics").text
+        wanted = ",".join(f'{k}="{v}"' for k, v in sorted(labels.items()))
+        match = re.search("^" + re.escape(f"{name}{{{wanted}}}") + r" ([0-9.e+]+)$", text, re.MULTILINE)
+        return float(match.group(1)) if match else 0.0
 
 
 def served(app: T) -> Iterator[tuple[T, str]]:

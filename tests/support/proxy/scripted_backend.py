@@ -37,6 +37,7 @@ from typing import Any
 from starlette.types import Receive, Scope, Send
 
 from tests.support.proxy import scripted_responses as responses
+from tests.support.proxy.servers import answer_lifespan
 
 STREAMS = Path(__file__).resolve().parents[2] / "data" / "vllm_streams"
 SERVED_MODEL = "qwen3-coder"
@@ -101,9 +102,7 @@ class ScriptedBackend:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
-            while (await receive())["type"] != "lifespan.shutdown":
-                await send({"type": "lifespan.startup.complete"})
-            await send({"type": "lifespan.shutdown.complete"})
+            await answer_lifespan(receive, send)
             return
         try:
             await self._serve(scope, receive, send)

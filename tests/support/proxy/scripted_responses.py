@@ -54,7 +54,8 @@ def user_text(payload: dict[str, Any]) -> str:
             if isinstance(content, str):
                 texts.append(content)
             elif isinstance(content, list):
-                # The backend keeps every request of a session, hostile ones too (text: true).
+                # Only text parts count: the backend keeps every request of a session, hostile
+                # ones too (a part's text may be any value there).
                 texts += [part["text"] for part in content if isinstance(part, dict) and isinstance(part.get("text"), str)]
     return "\n".join(texts)
 

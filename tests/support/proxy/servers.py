@@ -14,6 +14,14 @@ from dataclasses import dataclass
 
 import httpx
 import uvicorn
+from starlette.types import Receive, Send
+
+
+async def answer_lifespan(receive: Receive, send: Send) -> None:
+    """Answer uvicorn's lifespan messages for an ASGI stand-in with nothing to start or stop."""
+    while (await receive())["type"] != "lifespan.shutdown":
+        await send({"type": "lifespan.startup.complete"})
+    await send({"type": "lifespan.shutdown.complete"})
 
 
 class ServerThread:

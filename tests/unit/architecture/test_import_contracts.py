@@ -1,9 +1,11 @@
 """The layering, held as tests: the imports each part of the package may make (read from the
-source with `ast`, function-level imports included)."""
+source with `ast`, function-level imports included, and modules named in strings, as
+`import_module` takes them)."""
 
 from __future__ import annotations
 
 import ast
+from graphlib import CycleError, TopologicalSorter
 from pathlib import Path
 
 import pytest
@@ -24,10 +26,14 @@ def imports_of(path: Path) -> set[str]:
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             found.add(node.module)
             found |= {f"{node.module}.{alias.name}" for alias in node.names}
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and "." in node.value and node.value in NAMES:
+            found.add(node.value)  # a module imported by name (runtime_for's import_module)
     return {name for name in found if name == "stackctl" or name.startswith("stackctl.")}
 
 
-MODULES = {module_name(path): imports_of(path) for path in sorted(PACKAGE.rglob("*.py"))}
+PATHS = sorted(PACKAGE.rglob("*.py"))
+NAMES = {module_name(path) for path in PATHS}
+MODULES = {module_name(path): imports_of(path) for path in PATHS}
 
 
 def within(name: str, *prefixes: str) -> bool:
@@ -110,3 +116,68 @@ def test_only_the_factory_names_the_runtime_classes():
     # Everything else asks the Runtime object; stackctl.runtime.runtime_for picks the class.
     concrete = ("stackctl.runtime.compose.ComposeRuntime", "stackctl.runtime.native.NativeRuntime")
     assert violations(MODULES, lambda module, target: module != "stackctl.runtime" and target in concrete) == []
+
+
+# The floors of the package, top first. A module imports from its own floor and the floors below,
+# never from one above: facts at the bottom (the host, model shapes and profiles), then the
+# engines, the config, what is planned from it, the services, the runtimes, the stack, rendering,
+# the checks and flows that use a whole stack, the use cases, and the CLI on top. The proxy stands
+# apart (the contracts above), mounted by the CLI only.
+FLOORS: tuple[tuple[str, ...], ...] = (
+    ("stackctl.__main__", "stackctl.cli", "stackctl.commands"),
+    ("stackctl.usecases",),
+    ("stackctl.doctor", "stackctl.tls", "stackctl.systemd_unit"),
+    ("stackctl.render",),
+    ("stackctl.stack", "stackctl.template_values"),
+    ("stackctl.runtime",),
+    ("stackctl.services", "stackctl.health", "stackctl.project"),
+    ("stackctl.topology", "stackctl.vllm_settings", "stackctl.vllm_args", "stackctl.own_images", "stackctl.diagnosis",
+     "stackctl.pull", "stackctl.gpu_exporter", "stackctl.clients"),
+    ("stackctl.config", "stackctl.config_hosts"),
+    ("stackctl.engine",),
+    ("stackctl.host", "stackctl.models", "stackctl.profiles"),
+    ("stackctl.errors", "stackctl.paths", "stackctl.resources", "stackctl.templating", "stackctl.envfile",
+     "stackctl.interpolate", "stackctl.layout"),
+)
+
+
+def floor_of(module: str) -> int | None:
+    """0 for the ground floor; None for the proxy (and the package itself: its version)."""
+    for height, parts in enumerate(reversed(FLOORS)):
+        if within(module, *parts):
+            return height
+    return None
+
+
+def known(modules: set[str]) -> set[str]:
+    """Imported names that are modules (`from stackctl.x import y` names stackctl.x, and
+    stackctl.x.y only when y is a module)."""
+    return {name for name in modules if name in MODULES}
+
+
+def test_every_module_outside_the_proxy_is_on_a_floor():
+    assert [module for module in MODULES if floor_of(module) is None
+            and not within(module, "stackctl.proxy") and module != "stackctl"] == []
+
+
+def test_no_module_imports_from_a_floor_above_its_own():
+    def upward(module: str, target: str) -> bool:
+        here, there = floor_of(module), floor_of(target)
+        return here is not None and there is not None and there > here
+
+    assert violations(MODULES, upward) == []
+
+
+def test_no_import_cycle():
+    graph = {module: known(targets) - {module} for module, targets in MODULES.items()}
+    try:
+        TopologicalSorter(graph).prepare()
+    except CycleError as error:
+        raise AssertionError(f"import cycle: {' -> '.join(error.args[1])}") from None
+
+
+def test_doctor_only_checks_nothing_below_the_use_cases_asks_it():
+    # Host facts live in stackctl.host, model facts in stackctl.models: doctor is no library.
+    users = ("stackctl.usecases", "stackctl.commands", "stackctl.cli", "stackctl.doctor")
+    assert violations(MODULES, lambda module, target: not within(module, *users)
+                      and within(target, "stackctl.doctor")) == []

@@ -12,7 +12,7 @@ from stackctl.diagnosis.start_record import (
     stack_file_sha256,
 )
 from stackctl.envfile import read_env, secret_values
-from tests.support.fakehost import make_stack
+from tests.support.stack_builder import make_stack
 
 
 def test_a_failed_start_round_trips_with_secrets_masked(tmp_path):

@@ -2,7 +2,6 @@
 the way cli.py builds its own (root callback holding the stack directory)."""
 
 import json
-import socket
 import stat
 import sys
 from pathlib import Path
@@ -20,7 +19,9 @@ from stackctl.doctor.runner import Check
 from stackctl.envfile import secret_values
 from stackctl.layout import find_layout
 from stackctl.systemd_unit import render_unit
-from tests.support.fakehost import executable, make_host, make_stack
+from tests.support.fakehost import executable, make_host
+from tests.support.processes import free_ports
+from tests.support.stack_builder import make_stack
 
 
 def build_app() -> typer.Typer:
@@ -35,20 +36,14 @@ def build_app() -> typer.Typer:
     return app
 
 
-def free_ports() -> dict:
+def port_settings() -> dict:
     names = ["vllm", "proxy", "prometheus", "grafana", "node_exporter", "gpu_exporter", "http", "https"]
-    sockets = [socket.socket() for _ in names]
-    for sock in sockets:
-        sock.bind(("127.0.0.1", 0))
-    ports = {name: sock.getsockname()[1] for name, sock in zip(names, sockets)}
-    for sock in sockets:
-        sock.close()
-    return ports
+    return dict(zip(names, free_ports(len(names)), strict=True))
 
 
 def demo_stack(tmp_path):
     """The CPU demo stack on free ports: every fast check passes on any Linux host."""
-    return make_stack(tmp_path, runtime="native", hardware="cpu", model="tiny", ports=free_ports(),
+    return make_stack(tmp_path, runtime="native", hardware="cpu", model="tiny", ports=port_settings(),
                       hf_cache=str(tmp_path / "hf"))
 
 

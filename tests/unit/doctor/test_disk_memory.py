@@ -6,9 +6,10 @@ from pathlib import Path
 import pytest
 
 from stackctl.doctor.memory import check_unified_memory
-from stackctl.doctor.model import check_disk
 from stackctl.doctor.result import Status
-from tests.support.fakehost import context, make_host, make_stack, write_index
+from stackctl.doctor.served_model import check_disk
+from tests.support.fakehost import context, make_host, write_index
+from tests.support.stack_builder import make_stack
 
 GB = 10**9
 

@@ -2,7 +2,8 @@
 
 from stackctl.doctor.docker import check_docker
 from stackctl.doctor.result import Status
-from tests.support.fakehost import by_name, context, make_host, make_stack
+from tests.support.fakehost import by_name, context, make_host
+from tests.support.stack_builder import make_stack
 
 
 def test_engine_compose_and_nvidia_runtime_present(tmp_path):

@@ -6,7 +6,8 @@ from stackctl.doctor.engine import check_engine, check_engine_version
 from stackctl.doctor.gpu import check_cuda_image
 from stackctl.doctor.result import Status
 from stackctl.profiles.compat import newest_image
-from tests.support.fakehost import by_name, context, make_host, make_stack
+from tests.support.fakehost import by_name, context, make_host
+from tests.support.stack_builder import make_stack
 
 OLD = "nvcr.io/nvidia/vllm:25.11-py3"
 NEWEST = newest_image().reference

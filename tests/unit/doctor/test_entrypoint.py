@@ -8,13 +8,14 @@ import pytest
 from stackctl.doctor.entrypoint import check_vllm_entrypoint
 from stackctl.doctor.result import Status
 from stackctl.engine.invocation import ImageStart, image_invocation, venv_invocation
-from tests.support.fakehost import context, make_host, make_stack
+from tests.support.fakehost import context, make_host
+from tests.support.stack_builder import make_stack
 
 NGC = "nvcr.io/nvidia/vllm:26.10-py3"
 
 
 def vllm_service(stack):
-    return next(service for service in stack.services() if service.name == "vllm")
+    return next(service for service in stack.services if service.name == "vllm")
 
 
 @pytest.mark.parametrize(("image", "entrypoint", "command_head"), [

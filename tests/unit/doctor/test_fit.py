@@ -1,9 +1,10 @@
 """Model fit through the real check: recorded host (nvidia-smi memory), config.json from the
 test HF cache, the stack's max_model_len x max_num_seqs."""
 
-from stackctl.doctor.model import check_model_fit
 from stackctl.doctor.result import Status
-from tests.support.fakehost import MODEL_CACHE, context, make_host, make_stack, write_index
+from stackctl.doctor.served_model import check_model_fit
+from tests.support.fakehost import MODEL_CACHE, context, make_host, write_index
+from tests.support.stack_builder import make_stack
 
 RTX = "rtx-pro-6000-open-570"
 
@@ -82,7 +83,7 @@ def test_gpt_oss_sliding_layers_reported(tmp_path):
 
 def test_every_default_hybrid_profile_fits_its_hardware(tmp_path):
     """The shipped defaults must pass the check users run: no profile starts out failing."""
-    from stackctl.profiles.models import MODEL_PROFILES
+    from stackctl.profiles.model_profiles import MODEL_PROFILES
 
     hosts = {"rtx-pro-6000": RTX, "dgx-spark": "dgx-spark-gb10-580"}
     for hardware, host in hosts.items():

@@ -2,7 +2,8 @@
 
 from stackctl.doctor.gpu import check_cuda_image, check_driver, check_gpu_visible
 from stackctl.doctor.result import Status
-from tests.support.fakehost import context, make_host, make_stack
+from tests.support.fakehost import context, make_host
+from tests.support.stack_builder import make_stack
 
 
 def test_rtx_pro_6000_on_the_open_module_with_firmware_passes(tmp_path):

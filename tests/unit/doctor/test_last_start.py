@@ -9,7 +9,8 @@ from stackctl.diagnosis.start_record import record_failed_start
 from stackctl.doctor import run_checks
 from stackctl.doctor.last_start import check_last_start
 from stackctl.doctor.result import Status
-from tests.support.fakehost import context, make_host, make_stack
+from tests.support.fakehost import context, make_host
+from tests.support.stack_builder import make_stack
 from tests.unit.diagnosis.real_logs import FAILURE_LOGS, read_log
 from tests.unit.doctor.test_cli import demo_stack
 

@@ -6,7 +6,8 @@ import json
 from stackctl.doctor.model_window import check_model_window, model_window
 from stackctl.doctor.result import Status
 from stackctl.engine.demo_model import DEMO_MAX_POSITIONS
-from tests.support.fakehost import MODEL_CACHE, context, make_host, make_stack
+from tests.support.fakehost import MODEL_CACHE, context, make_host
+from tests.support.stack_builder import make_stack
 
 
 def window_check(tmp_path, **settings):

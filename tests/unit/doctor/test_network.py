@@ -5,7 +5,6 @@ import socket
 import subprocess
 import sys
 
-from stackctl.doctor.host import HostFacts
 from stackctl.doctor.network import (
     check_env_file,
     check_hf_token,
@@ -13,19 +12,12 @@ from stackctl.doctor.network import (
     check_ports,
 )
 from stackctl.doctor.result import Status
+from stackctl.host import HostFacts
 from stackctl.profiles import MODEL_PROFILES
-from stackctl.profiles.models import ModelProfile
-from tests.support.fakehost import by_name, context, make_host, make_stack
-
-
-def free_ports(count: int) -> list[int]:
-    sockets = [socket.socket() for _ in range(count)]
-    for sock in sockets:
-        sock.bind(("127.0.0.1", 0))
-    ports = [sock.getsockname()[1] for sock in sockets]
-    for sock in sockets:
-        sock.close()
-    return ports
+from stackctl.profiles.model_profiles import ModelProfile
+from tests.support.fakehost import by_name, context, make_host
+from tests.support.processes import free_ports
+from tests.support.stack_builder import make_stack
 
 
 def port_settings() -> dict:

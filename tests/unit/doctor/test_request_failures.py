@@ -8,7 +8,8 @@ from stackctl.diagnosis import Cause
 from stackctl.diagnosis.request_tally import tally_request_failures
 from stackctl.doctor.request_failures import check_request_failures
 from stackctl.doctor.result import Status
-from tests.support.fakehost import context, make_host, make_stack
+from tests.support.fakehost import context, make_host
+from tests.support.stack_builder import make_stack
 from tests.unit.diagnosis.real_logs import SERVICE_FAILURES, read_headers
 
 

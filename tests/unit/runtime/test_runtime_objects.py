@@ -15,7 +15,7 @@ from stackctl.envfile import read_env
 from stackctl.layout import StackLayout
 from stackctl.runtime import RUNTIME_NAMES, Runtime, runtime_for
 from stackctl.stack import Stack
-from tests.support.fakehost import make_stack
+from tests.support.stack_builder import make_stack
 
 
 def runtime(tmp_path: Path, name: str, **settings) -> Runtime:

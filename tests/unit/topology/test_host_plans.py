@@ -8,11 +8,11 @@ import jsonschema
 import pytest
 import yaml
 
-from stackctl.envfile import ensure_secrets, secret_values
+from stackctl.envfile import secret_values
 from stackctl.errors import ConfigError
-from stackctl.layout import StackLayout
 from stackctl.render import render_project
 from stackctl.stack import Stack
+from tests.support.stack_builder import make_stack
 
 EDGE_GPU = {"edge": {"address": "192.168.1.10", "role": "edge"}, "gpu": {"address": "192.168.1.20", "role": "gpu"}}
 REPLICAS = {**EDGE_GPU, "gpu2": {"address": "192.168.1.30", "role": "gpu"}}
@@ -29,18 +29,12 @@ def compose_schema():
     return jsonschema.validators.validator_for(schema)(schema)
 
 
-def stack_for(tmp_path, host: str | None, **settings) -> Stack:
-    (tmp_path / "stack.yaml").write_text(yaml.safe_dump(settings))
-    ensure_secrets(tmp_path / ".env")
-    return Stack.load(StackLayout(tmp_path), host=host)
-
-
 def rendered(tmp_path, host: str, compose_schema, **settings) -> tuple[Stack, dict]:
-    stack = stack_for(tmp_path, host, **settings)
-    project = render_project(stack.config, stack.layout, stack.runtime)
-    document = yaml.safe_load(project.compose_file.read_text())
+    stack = make_stack(tmp_path, root=tmp_path, host=host, **settings)
+    written = render_project(stack).write(stack.layout)
+    document = yaml.safe_load(written.compose_file.read_text())
     compose_schema.validate(document)
-    texts = [project.compose_file.read_text(), *(path.read_text() for path in project.config_files)]
+    texts = [written.compose_file.read_text(), *(path.read_text() for path in written.config_files)]
     assert not any(secret in text for secret in secret_values(tmp_path / ".env") for text in texts)
     return stack, document
 
@@ -124,15 +118,15 @@ def test_a_ray_worker_joins_its_head_on_its_own_interface(tmp_path, compose_sche
 
 
 def test_the_cluster_gate_is_the_heads_health_and_runs_in_its_container(tmp_path):
-    stack = stack_for(tmp_path, "spark1", hardware="dgx-spark-pair", hosts=PAIR, ray={"interface": "eth1"})
-    gate = {service.name: service for service in stack.services()}["ray-head"].health
+    stack = make_stack(tmp_path, root=tmp_path, host="spark1", hardware="dgx-spark-pair", hosts=PAIR, ray={"interface": "eth1"})
+    gate = {service.name: service for service in stack.services}["ray-head"].health
     assert gate is not None and gate.probe == "command"
     assert gate.command[-3:] == ("10.10.0.1:6379", "2", "2")
     assert "exec" in gate.command and "ray-head" in gate.command and "python3" in gate.command
 
 
 def test_the_edge_waits_for_every_gpu_hosts_proxy(tmp_path):
-    stack = stack_for(tmp_path, "edge", hosts=REPLICAS)
+    stack = make_stack(tmp_path, root=tmp_path, host="edge", hosts=REPLICAS)
     assert [(gate.host, gate.service, gate.url) for gate in stack.plan.peers] == [
         ("gpu", "filter-proxy", "http://192.168.1.20:4000/health"),
         ("gpu2", "filter-proxy", "http://192.168.1.30:4000/health"),
@@ -142,15 +136,15 @@ def test_the_edge_waits_for_every_gpu_hosts_proxy(tmp_path):
 
 def test_a_host_name_must_be_one_of_the_hosts(tmp_path):
     with pytest.raises(ConfigError, match=r"--host gpu9: not in stack.yaml's hosts \(edge, gpu\)"):
-        stack_for(tmp_path, "gpu9", hosts=EDGE_GPU)
+        make_stack(tmp_path, root=tmp_path, host="gpu9", hosts=EDGE_GPU)
     with pytest.raises(ConfigError, match="stack.yaml lists hosts .* pass --host NAME"):
-        stack_for(tmp_path, None, hosts=EDGE_GPU)  # none of these addresses is this machine's
+        make_stack(tmp_path, root=tmp_path, host=None, hosts=EDGE_GPU)  # none of these addresses is this machine's
     with pytest.raises(ConfigError, match="stack.yaml has no hosts: section"):
-        stack_for(tmp_path, "gpu")
+        make_stack(tmp_path, root=tmp_path, host="gpu")
 
 
 def test_the_host_whose_address_is_local_is_found_without_host(tmp_path):
-    stack = stack_for(tmp_path, None, hosts={"edge": {"address": "192.168.1.10", "role": "edge"},
+    stack = make_stack(tmp_path, root=tmp_path, host=None, hosts={"edge": {"address": "192.168.1.10", "role": "edge"},
                                              "here": {"address": "127.0.0.1", "role": "gpu"}})
     assert stack.layout.host == "here"
 

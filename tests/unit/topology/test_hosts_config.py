@@ -3,20 +3,14 @@
 import pytest
 
 from stackctl.config import parse_stack_config
-from stackctl.errors import ConfigError
 from stackctl.vllm_args import vllm_args
+from tests.support.stack_builder import config_error
 
 EDGE_GPU = {"edge": {"address": "10.0.0.1", "role": "edge"}, "gpu": {"address": "10.0.0.2", "role": "gpu"}}
 PAIR = {
     "spark1": {"address": "192.168.1.21", "role": "gpu", "link_address": "10.10.0.1"},
     "spark2": {"address": "192.168.1.22", "role": "ray-worker", "link_address": "10.10.0.2"},
 }
-
-
-def error_for(document: dict) -> str:
-    with pytest.raises(ConfigError) as caught:
-        parse_stack_config(document)
-    return str(caught.value)
 
 
 def test_a_stack_without_hosts_is_one_box():
@@ -31,7 +25,7 @@ def test_an_edge_and_a_gpu_host_are_accepted():
 
 @pytest.mark.parametrize("address", ["spark-1.local", "gpu.example.org", "10.0.0"])
 def test_a_host_address_is_an_ip_never_a_name(address):
-    message = error_for({"hosts": {"gpu": {"address": address, "role": "gpu"}}})
+    message = config_error({"hosts": {"gpu": {"address": address, "role": "gpu"}}})
     assert message.startswith("stack.yaml: hosts.gpu.address:") and "is not an IP address" in message
     assert ".local name fails when mDNS is slow" in message
 
@@ -50,31 +44,31 @@ def test_a_host_address_is_an_ip_never_a_name(address):
     ({**EDGE_GPU, "w": {"address": "10.0.0.9", "role": "ray-worker"}}, "ray.interface: the link interface"),
 ])
 def test_hosts_that_cannot_work_are_refused_with_the_fix(hosts, expected):
-    assert expected in error_for({"hosts": hosts})
+    assert expected in config_error({"hosts": hosts})
 
 
 def test_an_unknown_host_key_lists_the_allowed_ones():
-    message = error_for({"hosts": {"gpu": {"address": "10.0.0.2", "role": "gpu", "port": 1}}})
+    message = config_error({"hosts": {"gpu": {"address": "10.0.0.2", "role": "gpu", "port": 1}}})
     assert "unknown key 'hosts.gpu.port'; allowed keys here: address, role, head, link_address, interface" in message
 
 
 def test_the_parallel_sizes_must_cover_every_gpu_of_the_cluster():
-    message = error_for({"hosts": PAIR, "ray": {"interface": "enp1s0f0np0", "pipeline_parallel_size": 4}})
+    message = config_error({"hosts": PAIR, "ray": {"interface": "enp1s0f0np0", "pipeline_parallel_size": 4}})
     assert "tensor_parallel_size 1 x pipeline_parallel_size 4 = 4 GPUs, but each cluster has 2 nodes x 1 GPU(s) = 2" in message
 
 
 def test_parallel_sizes_without_a_worker_are_refused():
-    message = error_for({"hosts": EDGE_GPU, "ray": {"tensor_parallel_size": 2}})
+    message = config_error({"hosts": EDGE_GPU, "ray": {"tensor_parallel_size": 2}})
     assert "ray: parallel sizes without any ray-worker host" in message
 
 
 def test_ray_passes_only_nccl_gloo_ucx_and_ray_variables():
-    message = error_for({"hosts": PAIR, "ray": {"interface": "eth1", "environment": {"LD_PRELOAD": "x"}}})
+    message = config_error({"hosts": PAIR, "ray": {"interface": "eth1", "environment": {"LD_PRELOAD": "x"}}})
     assert "'LD_PRELOAD' is not an NCCL_*, GLOO_*, UCX_* or RAY_* variable" in message
 
 
 def test_dgx_spark_pair_needs_its_two_nodes():
-    assert "hardware 'dgx-spark-pair' is 2 nodes serving one model" in error_for({"hardware": "dgx-spark-pair"})
+    assert "hardware 'dgx-spark-pair' is 2 nodes serving one model" in config_error({"hardware": "dgx-spark-pair"})
     config = parse_stack_config({"hardware": "dgx-spark-pair", "hosts": PAIR, "ray": {"interface": "enp1s0f0np0"}})
     assert config.hardware_profile.gpu_memory_utilization == 0.70 and config.hardware_profile.unified_memory
 

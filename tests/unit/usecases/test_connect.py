@@ -6,41 +6,27 @@ from __future__ import annotations
 import json
 import stat
 import tomllib
+from pathlib import Path
 
 import pytest
 
-from stackctl.envfile import read_env
+import stackctl.clients
+from stackctl.clients import RECIPES, client_config
 from stackctl.errors import ConfigError
 from stackctl.layout import StackLayout
 from stackctl.stack import Stack
-from stackctl.usecases.connect import (
-    ConnectError,
-    client_config,
-    connection_of,
-    try_line,
-    write_client_config,
-)
+from stackctl.usecases.connect import ConnectError, connection_of, try_line, write_client_config
 from stackctl.usecases.endpoint import endpoint_of
-from stackctl.usecases.init_stack import DEMO_CHOICES, init_stack
-
-
-@pytest.fixture
-def demo(tmp_path) -> Stack:
-    layout = StackLayout(tmp_path / "stack")
-    init_stack(layout, dict(DEMO_CHOICES))
-    return Stack.load(layout)
-
-
-def key_of(stack: Stack) -> str:
-    return read_env(stack.layout.env_file)["STACKCTL_PROXY_KEYS"].split("=", 1)[1]
+from stackctl.usecases.init_stack import init_stack
+from tests.support.stack_builder import first_client_key
 
 
 def test_the_connection_is_the_lan_endpoint_the_key_the_model_and_its_window(demo):
     connection = connection_of(demo, host="10.1.2.3")
     assert connection.base_url == "http://10.1.2.3:8080" and connection.openai_base_url.endswith(":8080/v1")
     assert connection.model == "tiny" and connection.context_tokens == demo.vllm.max_model_len
-    assert connection.key.name == "default" and connection.key.value == key_of(demo)
-    assert key_of(demo) not in repr(connection)
+    assert connection.key.name == "default" and connection.key.value == first_client_key(demo)
+    assert first_client_key(demo) not in repr(connection)
 
 
 def test_a_tls_stack_is_reached_by_its_hostname(tmp_path):
@@ -59,7 +45,7 @@ def test_claude_code_gets_every_model_name_and_the_window(demo, tmp_path):
     config = client_config(connection_of(demo, host="h"), "claude-code", home=tmp_path)
     assert config.env == {
         "ANTHROPIC_BASE_URL": "http://h:8080",
-        "ANTHROPIC_AUTH_TOKEN": key_of(demo),
+        "ANTHROPIC_AUTH_TOKEN": first_client_key(demo),
         "ANTHROPIC_MODEL": "tiny",
         "ANTHROPIC_DEFAULT_HAIKU_MODEL": "tiny",
         "ANTHROPIC_DEFAULT_SONNET_MODEL": "tiny",
@@ -87,9 +73,9 @@ def test_opencode_and_openclaw_carry_the_context_limits(demo, tmp_path):
 @pytest.mark.parametrize("client", ["claude-code", "opencode", "openclaw", "openai", "anthropic"])
 def test_the_key_is_printed_only_when_asked(demo, client):
     config = client_config(connection_of(demo, host="h"), client)
-    assert key_of(demo) not in config.text(show_key=False)
+    assert first_client_key(demo) not in config.text(show_key=False)
     assert "--show-key prints it" in config.text(show_key=False)
-    assert key_of(demo) in config.text(show_key=True)
+    assert first_client_key(demo) in config.text(show_key=True)
 
 
 def test_writing_merges_into_the_users_file_and_keeps_it_private(demo, tmp_path):
@@ -113,7 +99,7 @@ def test_writing_merges_into_the_users_file_and_keeps_it_private(demo, tmp_path)
 def test_sdk_variables_are_written_as_a_sourceable_file(demo, tmp_path):
     written = write_client_config(client_config(connection_of(demo, host="h"), "openai", home=tmp_path))
     assert written.created and written.path == tmp_path / ".config" / "stackctl" / "openai.env"
-    assert written.path.read_text() == f"OPENAI_BASE_URL=http://h:8080/v1\nOPENAI_API_KEY={key_of(demo)}\n"
+    assert written.path.read_text() == f"OPENAI_BASE_URL=http://h:8080/v1\nOPENAI_API_KEY={first_client_key(demo)}\n"
     assert stat.S_IMODE(written.path.stat().st_mode) == 0o600
 
 
@@ -142,8 +128,8 @@ def test_codex_gets_a_responses_provider_the_model_and_its_window(demo, tmp_path
         "model_providers": {"stackctl": {"name": "stackctl", "base_url": "http://h:8080/v1",
                                          "env_key": "STACKCTL_API_KEY", "wire_api": "responses"}},
     }  # fmt: skip
-    assert key_of(demo) not in printed and "export STACKCTL_API_KEY=" in printed
-    assert f"export STACKCTL_API_KEY={key_of(demo)}" in config.text(show_key=True)
+    assert first_client_key(demo) not in printed and "export STACKCTL_API_KEY=" in printed
+    assert f"export STACKCTL_API_KEY={first_client_key(demo)}" in config.text(show_key=True)
     assert config.path == tmp_path / ".codex" / "config.toml" and not config.file_holds_key
 
 
@@ -161,8 +147,18 @@ def test_codex_settings_merge_into_the_users_config_toml_comments_and_all(demo, 
     assert written["model_provider"] == "stackctl" and written["model_providers"]["other"] == {"base_url": "https://other/v1"}
     assert written["model_providers"]["stackctl"]["wire_api"] == "responses"
     assert "request_max_retries" not in written["model_providers"]["stackctl"]  # the entry is written whole
-    assert key_of(demo) not in text and stat.S_IMODE(target.stat().st_mode) == 0o600
+    assert first_client_key(demo) not in text and stat.S_IMODE(target.stat().st_mode) == 0o600
     target.write_text("model = [unclosed\n")
     with pytest.raises(ConnectError, match="is not valid TOML"):
         write_client_config(config)
     assert target.read_text() == "model = [unclosed\n"
+
+
+def test_every_client_module_is_a_registered_recipe(demo):
+    # Adding a client is adding its module to stackctl/clients/ and its line in RECIPES.
+    folder = Path(stackctl.clients.__file__).parent
+    modules = {path.stem for path in folder.glob("*.py")} - {"__init__", "config_file", "connection", "recipe"}
+    assert {type(recipe).__module__.rsplit(".", 1)[1] for recipe in RECIPES.values()} == modules
+    assert all(name == recipe.name for name, recipe in RECIPES.items())
+    with pytest.raises(ConfigError, match="unknown client 'cursor'; one of: claude-code, opencode, openclaw"):
+        client_config(connection_of(demo, host="h"), "cursor")

@@ -9,10 +9,10 @@ import tomllib
 import pytest
 import yaml
 
-from stackctl.envfile import read_env
+from stackctl.clients.claude_code import claude_code_env
+from stackctl.clients.codex import codex_document
 from stackctl.layout import StackLayout
 from stackctl.stack import Stack
-from stackctl.usecases.connect import claude_code_env, codex_document
 from stackctl.usecases.init_stack import DEMO_CHOICES, init_stack
 from stackctl.usecases.launch import (
     LaunchError,
@@ -22,23 +22,13 @@ from stackctl.usecases.launch import (
     run_client,
 )
 from tests.support.processes import free_port
-
-
-@pytest.fixture
-def demo(tmp_path) -> Stack:
-    layout = StackLayout(tmp_path / "stack")
-    init_stack(layout, dict(DEMO_CHOICES))
-    return Stack.load(layout)
-
-
-def key_of(stack: Stack) -> str:
-    return read_env(stack.layout.env_file)["STACKCTL_PROXY_KEYS"].split("=", 1)[1]
+from tests.support.stack_builder import first_client_key
 
 
 @pytest.mark.parametrize("client", ["claude", "codex", "opencode", "openclaw"])
 def test_the_key_is_in_the_environment_never_in_an_argument_or_a_file(demo, client):
     launch = launch_plan(demo, client, ["--version"])
-    key = key_of(demo)
+    key = first_client_key(demo)
     assert launch.argv[0] == client and launch.argv[-1] == "--version"
     assert key not in " ".join(launch.argv) and all(key not in content for content in launch.files.values())
     assert any(key in value for value in launch.env.values())
@@ -47,15 +37,15 @@ def test_the_key_is_in_the_environment_never_in_an_argument_or_a_file(demo, clie
 def test_each_client_reaches_the_stack_on_this_machine(demo):
     connection = local_connection(demo)
     assert connection.base_url == "http://127.0.0.1:8080"  # loopback: what works here
-    assert launch_plan(demo, "claude", []).env == claude_code_env(connection, key_of(demo))
+    assert launch_plan(demo, "claude", []).env == claude_code_env(connection, first_client_key(demo))
     codex = launch_plan(demo, "codex", ["exec", "hi"])
     pairs = codex.argv[1:-2]
     assert pairs[::2] == ["-c"] * (len(pairs) // 2)
     overrides = tomllib.loads("\n".join(pairs[1::2]))
-    assert overrides == codex_document(connection) and codex.env == {"STACKCTL_API_KEY": key_of(demo)}
+    assert overrides == codex_document(connection) and codex.env == {"STACKCTL_API_KEY": first_client_key(demo)}
     opencode = json.loads(launch_plan(demo, "opencode", []).env["OPENCODE_CONFIG_CONTENT"])
     provider = opencode["provider"]["stackctl"]
-    assert provider["options"] == {"baseURL": "http://127.0.0.1:8080/v1", "apiKey": key_of(demo)}
+    assert provider["options"] == {"baseURL": "http://127.0.0.1:8080/v1", "apiKey": first_client_key(demo)}
     assert opencode["model"] == "stackctl/tiny"
     openclaw = launch_plan(demo, "openclaw", [])
     assert openclaw.env["OPENCLAW_CONFIG_PATH"] == "{dir}/openclaw.json"

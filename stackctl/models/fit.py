@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from stackctl.doctor.model_config import GIB, ModelShape
+from stackctl.models.shape import GIB, ModelShape
 
 # Peak activations of a forward pass at vLLM's default batch budget (8192 tokens), plus the
 # sampler's logits. vLLM measures this at start; 3 GiB is above what it measures for the

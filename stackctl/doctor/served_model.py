@@ -6,8 +6,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from stackctl.doctor.context import DoctorContext
-from stackctl.doctor.fit import FitReport, fit_model, round_down_len
-from stackctl.doctor.model_config import (
+from stackctl.doctor.result import CheckResult, fail, ok, warn
+from stackctl.models.fit import FitReport, fit_model, round_down_len
+from stackctl.models.shape import (
     GIB,
     ModelShape,
     downloaded_bytes,
@@ -16,7 +17,6 @@ from stackctl.doctor.model_config import (
     model_shape,
     weight_bytes_in_snapshot,
 )
-from stackctl.doctor.result import CheckResult, fail, ok, warn
 
 GB = 10**9
 VLLM_DEFAULT_GPU_MEMORY_UTILIZATION = 0.9
@@ -61,9 +61,9 @@ def memory_bytes(ctx: DoctorContext) -> tuple[int, str] | None:
     """What vLLM's --gpu-memory-utilization is a fraction of, and where that number came from."""
     hardware = ctx.config.hardware_profile
     if hardware.unified_memory:
-        total_kib = ctx.facts.meminfo_kib().get("MemTotal")
-        if total_kib:
-            return total_kib * 1024, "MemTotal (unified memory)"
+        total = ctx.facts.memory_total_bytes()
+        if total:
+            return total, "MemTotal (unified memory)"
     sizes = [(gpu.memory_mib, gpu.name) for gpu in ctx.gpu_query.gpus if gpu.memory_mib]
     if sizes:
         return sizes[0][0] * 1024 * 1024, sizes[0][1]

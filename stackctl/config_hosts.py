@@ -1,4 +1,5 @@
-"""stack.yaml's `hosts:` and `ray:` sections as pydantic models, and the rules across hosts."""
+"""stack.yaml's `hosts:` and `ray:` sections as pydantic models, and the rules across hosts: part of
+the config schema (config.py embeds them in StackConfig); topology/ plans each host from them."""
 
 from __future__ import annotations
 

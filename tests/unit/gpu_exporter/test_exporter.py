@@ -7,7 +7,8 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from stackctl.gpu_exporter import GpuSampler, MemInfo, parse_meminfo, render_metrics, start_exporter
+from stackctl.gpu_exporter import GpuSampler, render_metrics, start_exporter
+from stackctl.host import MemInfo, parse_meminfo
 
 GIB = 1024**3
 # A DGX Spark-like /proc/meminfo: lots of page cache, so MemFree << MemAvailable.

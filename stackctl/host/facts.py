@@ -1,4 +1,4 @@
-"""HostFacts: everything doctor reads from the machine, with every path and command injectable.
+"""HostFacts: everything stackctl reads from the machine, with every path and command injectable.
 
 Tests point `root` at a directory of fake /proc and /etc files and `path` at a directory of fake
 `nvidia-smi` / `docker` scripts that print outputs recorded on real machines; the checks then run
@@ -16,33 +16,19 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-# Fields asked of nvidia-smi, in this order (CSV columns).
-GPU_QUERY_FIELDS = ("name", "pci.bus_id", "driver_version", "memory.total", "compute_cap")
+from stackctl.host.command import CommandOutput
+from stackctl.host.gpu import (
+    NVIDIA_SMI_QUERY,
+    GpuQuery,
+    driver_version,
+    major_version,
+    parse_gpu_query,
+)
+from stackctl.host.meminfo import meminfo_values
+
 COMMAND_TIMEOUT_S = 20
 # cgroup v2 `0::/system.slice/docker-<id>.scope`, v1 `...:/docker/<id>`
 _CONTAINER_ID = re.compile(r"docker[-/]([0-9a-f]{64})")
-
-
-@dataclass(frozen=True)
-class GpuInfo:
-    name: str
-    bus_id: str
-    driver_version: str
-    # MiB; None where nvidia-smi prints [N/A] (GB10's unified memory has no framebuffer of its own).
-    memory_mib: int | None
-    # e.g. "12.0" (sm_120); None when the driver is too old to report it.
-    compute_cap: str | None
-
-    @property
-    def sm(self) -> str | None:
-        return "sm_" + self.compute_cap.replace(".", "") if self.compute_cap else None
-
-
-@dataclass(frozen=True)
-class CommandOutput:
-    returncode: int
-    stdout: str
-    stderr: str
 
 
 @dataclass(frozen=True)
@@ -75,7 +61,7 @@ class PortProbe:
 
 @dataclass
 class HostFacts:
-    """The host as doctor sees it. Defaults read the real machine."""
+    """The host as doctor (and `pull`, the engine choice) sees it. Defaults read the real machine."""
 
     # Prefix for /proc and /etc paths (a tmp dir of fake files in tests).
     root: Path = Path("/")
@@ -112,7 +98,15 @@ class HostFacts:
     # --- GPU -----------------------------------------------------------------------------------
 
     def nvidia_smi(self) -> CommandOutput | None:
-        return self.run(["nvidia-smi", f"--query-gpu={','.join(GPU_QUERY_FIELDS)}", "--format=csv,noheader,nounits"])
+        return self.run(NVIDIA_SMI_QUERY)
+
+    def gpu_query(self) -> GpuQuery:
+        """The GPUs nvidia-smi lists (or why it lists none)."""
+        return parse_gpu_query(self.nvidia_smi())
+
+    def driver_major(self, gpus: GpuQuery | None = None) -> int | None:
+        """The NVIDIA driver's major version (None without a driver); `gpus`: a query already made."""
+        return major_version(driver_version(self.driver_version_text(), (gpus or self.gpu_query()).gpus))
 
     def driver_version_text(self) -> str | None:
         return self.read_text("/proc/driver/nvidia/version")
@@ -135,14 +129,9 @@ class HostFacts:
 
     # --- memory, disk --------------------------------------------------------------------------
 
-    def meminfo_kib(self) -> dict[str, int]:
-        values: dict[str, int] = {}
-        for line in (self.read_text("/proc/meminfo") or "").splitlines():
-            key, _, rest = line.partition(":")
-            parts = rest.split()
-            if parts and parts[0].isdigit():
-                values[key.strip()] = int(parts[0])
-        return values
+    def memory_total_bytes(self) -> int | None:
+        """MemTotal of /proc/meminfo (None when unreadable)."""
+        return meminfo_values(self.read_text("/proc/meminfo") or "").get("MemTotal")
 
     def disk_free_bytes(self, path: Path) -> tuple[Path, int]:
         """Free bytes on the filesystem that holds `path` (or would, once created)."""
@@ -178,7 +167,7 @@ class HostFacts:
         try:
             info = client.info()
         except DockerException as error:
-            return DockerFacts(False, _first_line(error.stderr or str(error)), cdi_devices=cdi)
+            return DockerFacts(False, _last_line(error.stderr or str(error)), cdi_devices=cdi)
         compose_version = None
         try:
             compose_version = client.compose.version().strip() or None
@@ -287,6 +276,7 @@ def nearest_existing(path: Path) -> Path:
     return path
 
 
-def _first_line(text: str) -> str:
+def _last_line(text: str) -> str:
+    """The last non-blank line of a command's error output ("no answer" when there is none)."""
     lines = [line.strip() for line in str(text).splitlines() if line.strip()]
     return lines[-1] if lines else "no answer"

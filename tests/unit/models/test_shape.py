@@ -6,7 +6,7 @@ configs (each model's SOURCE.md says where every value came from); nothing here 
 
 import pytest
 
-from stackctl.doctor.model_config import find_config, load_config, model_shape
+from stackctl.models.shape import find_config, load_config, model_shape
 from tests.support.fakehost import MODEL_CACHE
 
 GB = 10**9

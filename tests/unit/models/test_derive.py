@@ -13,7 +13,7 @@ from stackctl.models.source import load_source
 from stackctl.profiles import HARDWARE_PROFILES, MODEL_PROFILES
 from stackctl.vllm_args import vllm_args
 
-DATA = Path(__file__).resolve().parents[1] / "data"
+DATA = Path(__file__).resolve().parents[2] / "data"
 REAL = DATA / "models"
 BUILT_IN = DATA / "doctor" / "hf_cache" / "hub"
 RTX, SPARK, GENERIC = (HARDWARE_PROFILES[name] for name in ("rtx-pro-6000", "dgx-spark", "generic"))
@@ -65,9 +65,10 @@ def test_hybrid_qwen3_next_is_hybrid_qwen3_coder_and_too_big_in_bf16_for_a_spark
 
 
 def test_multimodal_hybrid_qwen35_reads_text_config_and_gets_a_mamba_safe_seq_count(tmp_path):
-    from stackctl.doctor.model import check_model_fit
     from stackctl.doctor.result import Status
-    from tests.support.fakehost import context, make_host, make_stack
+    from stackctl.doctor.served_model import check_model_fit
+    from tests.support.fakehost import context, make_host
+    from tests.support.stack_builder import make_stack
 
     derived = derive(REAL / "Qwen--Qwen3.5-35B-A3B", RTX)
     model = derived.model

@@ -20,14 +20,20 @@ class MemInfo:
         return self.total_bytes - self.available_bytes
 
 
-def parse_meminfo(text: str) -> MemInfo:
-    """Parse /proc/meminfo's text (values in kB)."""
+def meminfo_values(text: str) -> dict[str, int]:
+    """Every figure of /proc/meminfo's text, in bytes (counts without a unit as they are)."""
     values: dict[str, int] = {}
     for line in text.splitlines():
         key, _, rest = line.partition(":")
         fields = rest.split()
         if fields and fields[0].isdigit():
             values[key.strip()] = int(fields[0]) * (1024 if fields[1:] == ["kB"] else 1)
+    return values
+
+
+def parse_meminfo(text: str) -> MemInfo:
+    """Parse /proc/meminfo's text (values in kB)."""
+    values = meminfo_values(text)
     try:
         return MemInfo(values["MemTotal"], values["MemAvailable"])
     except KeyError as missing:
