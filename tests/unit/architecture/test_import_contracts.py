@@ -130,7 +130,8 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("stackctl.render",),
     ("stackctl.stack", "stackctl.template_values"),
     ("stackctl.runtime",),
-    ("stackctl.services", "stackctl.health", "stackctl.project"),
+    # health probes and proxy_admin (the filter-proxy's admin API): clients of running services
+    ("stackctl.services", "stackctl.health", "stackctl.project", "stackctl.proxy_admin"),
     ("stackctl.topology", "stackctl.vllm_settings", "stackctl.vllm_args", "stackctl.own_images", "stackctl.diagnosis",
      "stackctl.pull", "stackctl.gpu_exporter", "stackctl.clients"),
     ("stackctl.config", "stackctl.config_hosts"),
