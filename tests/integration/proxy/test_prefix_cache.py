@@ -5,6 +5,7 @@ the client and the per-key metrics."""
 from __future__ import annotations
 
 import re
+import time
 import uuid
 from collections.abc import Iterator
 
@@ -46,6 +47,17 @@ def metric(proxy: RunningProxy, name: str, **labels: str) -> float:
     return float(match.group(1)) if match else 0.0
 
 
+def cached_counted(proxy: RunningProxy, before: float, expected: float) -> float:
+    """The key's cached tokens counted since `before`, once they reach `expected` (or after 5 s):
+    a stream is counted when the proxy's side of it ends, which may be just after the client's."""
+    deadline = time.monotonic() + 5
+    while True:
+        counted = metric(proxy, "stackctl_proxy_cached_tokens_total", key="alice") - before
+        if counted >= expected or time.monotonic() > deadline:
+            return counted
+        time.sleep(0.05)
+
+
 def test_openai_clients_get_vllms_cached_tokens_and_the_key_counts_them(vllm_proxy: RunningProxy) -> None:
     client = vllm_proxy.openai()
     messages = [{"role": "user", "content": long_prompt()}]
@@ -57,8 +69,8 @@ def test_openai_clients_get_vllms_cached_tokens_and_the_key_counts_them(vllm_pro
     # The second request is the first again: vLLM serves all but the last block from its cache.
     assert 0 < cached < second.usage.prompt_tokens
     assert cached >= second.usage.prompt_tokens - 64, second.usage
-    counted = metric(vllm_proxy, "stackctl_proxy_cached_tokens_total", key="alice") - before
     first_cached = (first.usage.prompt_tokens_details.cached_tokens or 0) if first.usage.prompt_tokens_details else 0
+    counted = cached_counted(vllm_proxy, before, cached + first_cached)
     assert counted == cached + first_cached
     # Streamed, the usage chunk passes through untouched.
     stream = client.chat.completions.create(model="any", messages=messages, max_tokens=2, stream=True,
@@ -66,7 +78,7 @@ def test_openai_clients_get_vllms_cached_tokens_and_the_key_counts_them(vllm_pro
     usage = [chunk.usage for chunk in stream if chunk.usage is not None][-1]
     assert usage.prompt_tokens_details and usage.prompt_tokens_details.cached_tokens == cached
     # ... and the key counts it as well (the relay reads the last usage report).
-    assert metric(vllm_proxy, "stackctl_proxy_cached_tokens_total", key="alice") - before == counted + cached
+    assert cached_counted(vllm_proxy, before, counted + cached) == counted + cached
 
 
 def test_anthropic_clients_get_cache_reads_with_input_tokens_the_uncached_rest(vllm_proxy: RunningProxy) -> None:
@@ -86,8 +98,8 @@ def test_anthropic_clients_get_cache_reads_with_input_tokens_the_uncached_rest(v
         assert prompt - 64 <= cached < prompt, reply.usage  # all but the last block, from cache
         assert reply.usage.input_tokens == prompt - cached, reply.usage
         assert reply.usage.cache_creation_input_tokens == 0, reply.usage
-    counted = metric(vllm_proxy, "stackctl_proxy_cached_tokens_total", key="alice") - before
-    assert counted == sum(reply.usage.cache_read_input_tokens or 0 for reply in (first, second, streamed))
+    expected = sum(reply.usage.cache_read_input_tokens or 0 for reply in (first, second, streamed))
+    assert cached_counted(vllm_proxy, before, expected) == expected
 
 
 def test_responses_clients_get_vllms_cached_tokens(vllm_proxy: RunningProxy) -> None:
@@ -104,6 +116,5 @@ def test_responses_clients_get_vllms_cached_tokens(vllm_proxy: RunningProxy) -> 
         assert reply.usage is not None
         cached = reply.usage.input_tokens_details.cached_tokens
         assert reply.usage.input_tokens - 64 <= cached < reply.usage.input_tokens, reply.usage
-    counted = metric(vllm_proxy, "stackctl_proxy_cached_tokens_total", key="alice") - before
-    replies = (first, second, streamed)
-    assert counted == sum(r.usage.input_tokens_details.cached_tokens for r in replies if r.usage)
+    expected = sum(r.usage.input_tokens_details.cached_tokens for r in (first, second, streamed) if r.usage)
+    assert cached_counted(vllm_proxy, before, expected) == expected
