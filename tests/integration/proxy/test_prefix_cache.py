@@ -4,16 +4,14 @@ the client and the per-key metrics."""
 
 from __future__ import annotations
 
-import re
-import time
 import uuid
 from collections.abc import Iterator
 
-import httpx
 import pytest
 
 from stackctl.proxy.app import create_app
 from stackctl.proxy.settings import ProxySettings
+from tests.support.processes import eventually
 from tests.support.proxy.running import ALICE_KEY, RunningProxy
 from tests.support.proxy.servers import ServerThread
 
@@ -40,28 +38,15 @@ def long_prompt() -> str:
     return f"[{uuid.uuid4().hex}] " + " ".join(f"line {n}: the quick brown fox." for n in range(80))
 
 
-def metric(proxy: RunningProxy, name: str, **labels: str) -> float:
-    text = httpx.get(proxy.base_url + "/metrics", timeout=10).text
-    wanted = ",".join(f'{key}="{value}"' for key, value in labels.items())
-    match = re.search(rf"^{name}\{{{wanted}\}} (\S+)$", text, re.MULTILINE)
-    return float(match.group(1)) if match else 0.0
-
-
-def cached_counted(proxy: RunningProxy, before: float, expected: float) -> float:
-    """The key's cached tokens counted since `before`, once they reach `expected` (or after 5 s):
-    a stream is counted when the proxy's side of it ends, which may be just after the client's."""
-    deadline = time.monotonic() + 5
-    while True:
-        counted = metric(proxy, "stackctl_proxy_cached_tokens_total", key="alice") - before
-        if counted >= expected or time.monotonic() > deadline:
-            return counted
-        time.sleep(0.05)
+def cached_counted(proxy: RunningProxy, before: float) -> float:
+    """The key's cached tokens counted since `before`."""
+    return proxy.metric("stackctl_proxy_cached_tokens_total", key="alice") - before
 
 
 def test_openai_clients_get_vllms_cached_tokens_and_the_key_counts_them(vllm_proxy: RunningProxy) -> None:
     client = vllm_proxy.openai()
     messages = [{"role": "user", "content": long_prompt()}]
-    before = metric(vllm_proxy, "stackctl_proxy_cached_tokens_total", key="alice")
+    before = vllm_proxy.metric("stackctl_proxy_cached_tokens_total", key="alice")
     first = client.chat.completions.create(model="any", messages=messages, max_tokens=2)
     second = client.chat.completions.create(model="any", messages=messages, max_tokens=2)
     assert first.usage and second.usage and second.usage.prompt_tokens_details
@@ -70,15 +55,17 @@ def test_openai_clients_get_vllms_cached_tokens_and_the_key_counts_them(vllm_pro
     assert 0 < cached < second.usage.prompt_tokens
     assert cached >= second.usage.prompt_tokens - 64, second.usage
     first_cached = (first.usage.prompt_tokens_details.cached_tokens or 0) if first.usage.prompt_tokens_details else 0
-    counted = cached_counted(vllm_proxy, before, cached + first_cached)
+    counted = cached_counted(vllm_proxy, before)
     assert counted == cached + first_cached
     # Streamed, the usage chunk passes through untouched.
     stream = client.chat.completions.create(model="any", messages=messages, max_tokens=2, stream=True,
                                             stream_options={"include_usage": True})
     usage = [chunk.usage for chunk in stream if chunk.usage is not None][-1]
     assert usage.prompt_tokens_details and usage.prompt_tokens_details.cached_tokens == cached
-    # ... and the key counts it as well (the relay reads the last usage report).
-    assert cached_counted(vllm_proxy, before, counted + cached) == counted + cached
+    # ... and the key counts it as well (the relay reads the last usage report), once the
+    # proxy's side of the stream ends (maybe just after the client read its last event).
+    total = counted + cached
+    assert eventually(lambda: cached_counted(vllm_proxy, before) == total), cached_counted(vllm_proxy, before)
 
 
 def test_anthropic_clients_get_cache_reads_with_input_tokens_the_uncached_rest(vllm_proxy: RunningProxy) -> None:
@@ -87,7 +74,7 @@ def test_anthropic_clients_get_cache_reads_with_input_tokens_the_uncached_rest(v
     message_delta)."""
     client = vllm_proxy.anthropic()
     request = {"model": "any", "max_tokens": 2, "messages": [{"role": "user", "content": long_prompt()}]}
-    before = metric(vllm_proxy, "stackctl_proxy_cached_tokens_total", key="alice")
+    before = vllm_proxy.metric("stackctl_proxy_cached_tokens_total", key="alice")
     first = client.messages.create(**request)
     second = client.messages.create(**request)
     with client.messages.stream(**request) as stream:
@@ -99,14 +86,14 @@ def test_anthropic_clients_get_cache_reads_with_input_tokens_the_uncached_rest(v
         assert reply.usage.input_tokens == prompt - cached, reply.usage
         assert reply.usage.cache_creation_input_tokens == 0, reply.usage
     expected = sum(reply.usage.cache_read_input_tokens or 0 for reply in (first, second, streamed))
-    assert cached_counted(vllm_proxy, before, expected) == expected
+    assert eventually(lambda: cached_counted(vllm_proxy, before) == expected), cached_counted(vllm_proxy, before)
 
 
 def test_responses_clients_get_vllms_cached_tokens(vllm_proxy: RunningProxy) -> None:
     """/v1/responses: usage.input_tokens_details.cached_tokens as vLLM sent it, streamed or not."""
     client = vllm_proxy.openai()
     request = {"model": "any", "input": long_prompt(), "max_output_tokens": 16}
-    before = metric(vllm_proxy, "stackctl_proxy_cached_tokens_total", key="alice")
+    before = vllm_proxy.metric("stackctl_proxy_cached_tokens_total", key="alice")
     first = client.responses.create(**request)
     second = client.responses.create(**request)
     streamed = [event for event in client.responses.create(**request, stream=True)
@@ -117,4 +104,4 @@ def test_responses_clients_get_vllms_cached_tokens(vllm_proxy: RunningProxy) -> 
         cached = reply.usage.input_tokens_details.cached_tokens
         assert reply.usage.input_tokens - 64 <= cached < reply.usage.input_tokens, reply.usage
     expected = sum(r.usage.input_tokens_details.cached_tokens for r in (first, second, streamed) if r.usage)
-    assert cached_counted(vllm_proxy, before, expected) == expected
+    assert eventually(lambda: cached_counted(vllm_proxy, before) == expected), cached_counted(vllm_proxy, before)
