@@ -7,7 +7,7 @@ both routes, against direct, a do-nothing relay and (--litellm) LiteLLM, measure
     .venv/bin/python benchmarks/proxy_overhead.py --litellm          # LiteLLM beside it (installed
                                                                      # under ~/.cache on first use)
 Options: --rate (aggregate tokens/s, 0 = unpaced), --tokens (per reply), --levels, --workers (the
-proxy's), --json FILE.
+proxy's), --no-tracking, --no-ceiling, --json FILE.
 
 The backend (token_backend.py) writes vLLM's exact one-token chunks (the role chunk, one chunk per
 token with `"tool_calls":[]`, the finish chunk, usage in the last chunk, `[DONE]`) like an engine:
@@ -123,7 +123,7 @@ def start(name: str, argv: list[str], port: int, *, env: dict[str, str] | None =
     return server
 
 
-def start_proxy(name: str, source: Path, backend_port: int, workers: int) -> Server:
+def start_proxy(name: str, source: Path, backend_port: int, workers: int, *extra: str) -> Server:
     port = free_port()
     env = {"STACKCTL_PROXY_KEYS": f"bench={KEY}", "STACKCTL_PROXY_LOG_LEVEL": "warning",
            "PYTHONPATH": str(source)}
@@ -131,7 +131,7 @@ def start_proxy(name: str, source: Path, backend_port: int, workers: int) -> Ser
             "--port", str(port), "--alias", f"claude-*={MODEL}", "--search-backend", "off"]
     if workers != 1:
         argv += ["--workers", str(workers)]
-    return start(name, argv, port, env=env, cwd=source)
+    return start(name, [*argv, *extra], port, env=env, cwd=source)
 
 
 def checkout(ref: str, into: Path) -> Path:
@@ -318,6 +318,54 @@ def ceiling(proxies: list[Server], unpaced_port: int, tokens: int, quick: bool) 
     return lines
 
 
+def tracking(backend_port: int, workers: int, quick: bool) -> list[str]:
+    """What following each conversation's prefix (`stackctl cache-report`) costs a request: a
+    Claude Code-shaped conversation (agent_conversation.py: 48 KB at turn 1, growing each turn,
+    Claude Code's session header) through a proxy that follows it and one started with
+    --sessions 0, turn by turn, alternating; the tracker's work waits for the reply's first
+    event, so TTFT must not show it, and the CPU per request says what it is."""
+    from agent_conversation import agent_request, tracking_cost
+
+    proxies = [start_proxy("tracking on", REPO, backend_port, workers),
+               start_proxy("tracking off", REPO, backend_port, workers, "--sessions", "0")]
+    headers = {"x-api-key": KEY, "anthropic-version": "2023-06-01", "x-claude-code-session-id": "bench-session"}
+    turns = 4 if quick else 12
+    lines = ["| conc | proxy | requests | TTFT p50 | p99 | CPU ms/request |", "|---|---|---|---|---|---|"]
+    summary = []
+    try:
+        for concurrency in (1, 16):
+            samples: dict[str, list[float]] = {server.name: [] for server in proxies}
+            cpu = dict.fromkeys(samples, 0.0)
+            for turn in range(1, turns + 1):
+                body = agent_request(turn, max_tokens=64)
+                for server in proxies:
+                    target = Target(server.name, server.port, "/v1/messages", headers, body, "anthropic")
+                    before = tree_cpu(server.process.pid)
+                    level = run_level(target, concurrency, 1 if quick else 2, warm=turn == 1)
+                    cpu[server.name] += tree_cpu(server.process.pid) - before
+                    samples[server.name] += [sample.ttft * 1000 for sample in level.ok]
+                    if level.failures:
+                        raise SystemExit(f"{server.name}: {level.failures} failed streams at turn {turn}")
+            p50 = {}
+            for name, values in samples.items():
+                values.sort()
+                p50[name] = values[len(values) // 2]
+                served = len(values) + concurrency  # the warm-up round (one a connection) is in the CPU
+                lines.append(f"| {concurrency} | {name} | {len(values)} | {p50[name]:.1f} ms "
+                             f"| {values[min(len(values) - 1, int(0.99 * len(values)))]:.1f} ms "
+                             f"| {cpu[name] / served * 1e3:.2f} |")
+                print(f"  tracking c{concurrency:<3} {name:<13} TTFT p50 {p50[name]:6.1f} ms  "
+                      f"{cpu[name] / served * 1e3:.2f} ms CPU/request", flush=True)
+            summary.append(f"c{concurrency}: added TTFT p50 {p50['tracking on'] - p50['tracking off']:+.1f} ms")
+    finally:
+        for server in proxies:
+            server.stop()
+    cost = tracking_cost()
+    summary.append(f"in-process {cost.first_us:.0f} us a session's first request ({cost.request_bytes // 1024} KB at "
+                   f"turn 20), {cost.next_us:.0f} us each next turn, {cost.session_bytes / 1024:.1f} KB kept a session")
+    return [*lines, "", "  " + "; ".join(summary)]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -329,6 +377,7 @@ def main() -> None:
     parser.add_argument("--compare", metavar="REF", help="also run the proxy of this git revision (e.g. main)")
     parser.add_argument("--litellm", action="store_true", help=f"also run LiteLLM {LITELLM_VERSION}'s proxy")
     parser.add_argument("--no-ceiling", action="store_true", help="skip the unpaced section")
+    parser.add_argument("--no-tracking", action="store_true", help="skip the session tracking's section")
     parser.add_argument("--json", type=Path, help="write the figures here too")
     options = parser.parse_args()
     tokens = options.tokens or (64 if options.quick else 256)
@@ -368,6 +417,7 @@ def main() -> None:
         print(f"backend: {tokens} tokens a reply, {pacing}; proxy workers: {options.workers}; "
               f"{os.cpu_count()} CPU cores", flush=True)
         rows = measure(modes, levels, options.quick, tokens, options.rate)
+        tracking_lines = [] if options.no_tracking else tracking(backend_port, options.workers, options.quick)
         ceiling_lines: list[str] = []
         if not options.no_ceiling:
             unpaced = start("unpaced backend", [python, str(BENCH / "token_backend.py"), str(unpaced_port),
@@ -392,6 +442,9 @@ def main() -> None:
     if ratios:
         print("\nLiteLLM side by side (CPU per streamed request, same backend, same client):")
         print("\n".join(ratios))
+    if tracking_lines:
+        print("\nSession tracking (cache-report), on and off, a Claude Code-shaped conversation turn by turn:")
+        print("\n".join(tracking_lines))
     if ceiling_lines:
         print("\nOne core's ceiling: the backend unpaced (engine steps back to back), 64 streams:")
         print("\n".join(ceiling_lines))
@@ -414,7 +467,7 @@ def main() -> None:
                       "ttft_p99_ms": row.level.ttft_ms(0.99), "deltas_per_s": row.level.aggregate_rate,
                       "us_per_delta": row.us_per_delta, "cpu_ms_per_request": row.ms_per_request,
                       "failed": row.level.failures, "streams": len(row.level.samples)} for row in rows],
-            "ceiling": ceiling_lines, "litellm": ratios}, indent=2))
+            "ceiling": ceiling_lines, "tracking": tracking_lines, "litellm": ratios}, indent=2))
 
 
 # ---- a do-nothing TCP relay: what one more process hop costs on this machine ----------------------

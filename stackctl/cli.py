@@ -10,6 +10,7 @@ import typer
 
 from stackctl.commands import (
     bundle,
+    cache_report,
     connect,
     doctor,
     down,
@@ -35,8 +36,8 @@ from stackctl.layout import find_layout
 app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__, pretty_exceptions_enable=False)
 
 # In the order `stackctl --help` lists them.
-COMMANDS = (init, render, up, down, status, logs, connect, launch, doctor, profiles, pull, install_engine, bundle,
-            engine, secrets, tls, systemd, gpu_exporter)
+COMMANDS = (init, render, up, down, status, logs, connect, launch, cache_report, doctor, profiles, pull,
+            install_engine, bundle, engine, secrets, tls, systemd, gpu_exporter)
 
 
 @app.callback()

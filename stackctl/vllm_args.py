@@ -29,6 +29,12 @@ def vllm_args(config: StackConfig, *, model_ref: str | None = None, model_positi
         "--max-model-len", str(settings.max_model_len),
         "--max-num-seqs", str(settings.max_num_seqs),
         "--enable-prefix-caching",
+        # Each reply's usage says how many prompt tokens came from the prefix cache
+        # (`prompt_tokens_details.cached_tokens`); the filter-proxy hands them to clients
+        # (Anthropic's `cache_read_input_tokens`) and counts them per key. Every vLLM since 0.6
+        # accepts the flag, the V1 engine reports with it since 0.9.1 (vllm-project/vllm#18149):
+        # all the releases in profiles/compat.yaml (0.10.2 on) and the CPU build.
+        "--enable-prompt-tokens-details",
     ]
     if settings.tool_call_parser:  # None: a derived model of an unknown family (no tool calls)
         args += ["--enable-auto-tool-choice", "--tool-call-parser", settings.tool_call_parser]

@@ -13,6 +13,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
+from stackctl.proxy.admin import admin_routes
 from stackctl.proxy.admission import AdmissionGate, LocalGate
 from stackctl.proxy.anthropic.routes import AnthropicRoutes
 from stackctl.proxy.anthropic.web_search.ddgs_search import DdgsSearch
@@ -30,6 +31,9 @@ from stackctl.proxy.openai.routes import OpenAIRoutes
 from stackctl.proxy.rate_limits import KeyLimiter
 from stackctl.proxy.responses.routes import RESPONSES_ROUTE, ResponsesRoutes
 from stackctl.proxy.route import RouteSpec, wrap
+from stackctl.proxy.sessions.capture import Capture
+from stackctl.proxy.sessions.service import LocalSessions, Sessions
+from stackctl.proxy.sessions.tracker import SessionTracker
 from stackctl.proxy.settings import ProxySettings
 from stackctl.proxy.streaming import SERVER_SEND
 
@@ -49,11 +53,14 @@ def create_app(
     *,
     search_backend: SearchBackend | None = None,
     gate: AdmissionGate | None = None,
+    sessions: Sessions | None = None,
+    metrics: ProxyMetrics | None = None,
     worker: int | None = None,
 ) -> Starlette:
     """`search_backend` replaces the one `settings` name (tests, or a custom service); `gate`
-    the limits of this process (a worker's shared one, workers.py); `worker` is the worker's
-    number, told by /health."""
+    the limits of this process and `sessions` its session tracking (a worker's shared ones,
+    workers.py, which count into the worker's `metrics`); `worker` is the worker's number, told
+    by /health."""
     backend = Backend(settings.backend_url, api_key=settings.backend_api_key)
     limits = settings.limits
     if gate is None:
@@ -66,12 +73,17 @@ def create_app(
         backend=backend,
         router=ModelRouter(aliases=settings.aliases, default_model=settings.default_model),
         keys=KeyChecker(settings.api_keys, enabled=settings.auth_enabled),
-        metrics=ProxyMetrics(
+        metrics=metrics or ProxyMetrics(
             key_names=tuple(settings.api_keys) if settings.auth_enabled else (ANONYMOUS,)
         ),
         gate=gate,
         search=search_backend if search_backend is not None else build_search_backend(settings),
     )
+    if sessions is not None:
+        context.sessions = sessions
+    elif settings.sessions:
+        tracker = SessionTracker(capacity=settings.sessions, capture=Capture(settings.capture_dir))
+        context.sessions = LocalSessions(tracker, context.metrics)
     anthropic = AnthropicRoutes(context)
     openai = OpenAIRoutes(context)
     responses = ResponsesRoutes(context)
@@ -79,7 +91,7 @@ def create_app(
     async def health(request: Request) -> Response:
         return JSONResponse({"status": "ok"} if worker is None else {"status": "ok", "worker": worker})
 
-    async def metrics(request: Request) -> Response:
+    async def metrics_page(request: Request) -> Response:
         # Open like /health: Prometheus scrapes it over loopback; it holds no secrets.
         return Response(context.metrics.render(), media_type="text/plain; version=0.0.4")
 
@@ -100,16 +112,21 @@ def create_app(
             auth,
             search,
         )
-        watcher = asyncio.create_task(context.gate.run())
+        watchers = [asyncio.create_task(context.gate.run())]
+        if context.sessions is not None:
+            watchers.append(asyncio.create_task(context.sessions.run()))
         try:
             yield
         finally:
-            watcher.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await watcher
+            for watcher in watchers:
+                watcher.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await watcher
             await context.backend.aclose()
             if context.search is not None:
                 await context.search.aclose()
+            if context.sessions is not None:
+                context.sessions.close()  # captured prompts never outlive the proxy
 
     anthropic_api, openai_api = ApiFormat.ANTHROPIC, ApiFormat.OPENAI
     # generates=True: the request reaches the model, so per-key limits and back-pressure apply.
@@ -130,7 +147,8 @@ def create_app(
             methods=["GET"],
         ),
         Route("/health", health, methods=["GET"]),
-        Route("/metrics", metrics, methods=["GET"]),
+        Route("/metrics", metrics_page, methods=["GET"]),
+        *admin_routes(context),
     ]
     app = ProxyApp(
         routes=routes,

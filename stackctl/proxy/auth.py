@@ -19,7 +19,7 @@ class KeyChecker:
         """The name of the key the request carries; raises AuthenticationFailed."""
         if not self.enabled:
             return ANONYMOUS
-        presented = _presented_key(headers)
+        presented = presented_key(headers)
         if presented is None:
             raise AuthenticationFailed(
                 "missing API key: send it as the x-api-key header or as Authorization: Bearer"
@@ -37,7 +37,7 @@ class KeyChecker:
         return match
 
 
-def _presented_key(headers: Mapping[str, str]) -> str | None:
+def presented_key(headers: Mapping[str, str]) -> str | None:
     key = headers.get("x-api-key")
     if key:
         return key.strip()

@@ -112,6 +112,20 @@ def serve(
             "front (merged into the first message) (or STACKCTL_PROXY_SYSTEM_PLACEMENT)."
         ),
     ] = None,
+    sessions: Annotated[
+        int | None,
+        typer.Option(
+            help="Conversations whose prompt prefix is followed for `stackctl cache-report` (an LRU; "
+            "0: none) (or STACKCTL_PROXY_SESSIONS; default 1024)."
+        ),
+    ] = None,
+    capture_dir: Annotated[
+        Path | None,
+        typer.Option(
+            help="Where an opt-in capture (POST /admin/capture) writes prompts, owner-only "
+            "(or STACKCTL_PROXY_CAPTURE_DIR; default: a private temporary directory)."
+        ),
+    ] = None,
 ) -> None:
     """Serve /v1/messages, /v1/chat/completions and friends in front of --backend."""
     try:
@@ -127,6 +141,8 @@ def serve(
             searxng_url=searxng_url,
             limits=limits,
             system_placement=system_placement,
+            sessions=sessions,
+            capture_dir=capture_dir,
         )
     except ProxyConfigError as error:
         typer.echo(f"error: {error}", err=True)

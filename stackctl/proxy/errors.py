@@ -115,6 +115,14 @@ class AuthenticationFailed(ProxyError):
     openai_code = "invalid_api_key"
 
 
+class Forbidden(ProxyError):
+    """A valid request whose key does not open this route (the admin API)."""
+
+    status = 403
+    anthropic_type = "permission_error"
+    openai_type = "permission_error"
+
+
 class ModelNotFound(ProxyError):
     status = 404
     anthropic_type = "not_found_error"

@@ -8,6 +8,7 @@ them: one truth, whichever worker Prometheus reaches.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import time
 from collections.abc import Callable
@@ -15,6 +16,8 @@ from dataclasses import dataclass, field
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.multiprocess import MultiProcessCollector
+
+from stackctl.proxy.protocol.usage import ReportedUsage
 
 # Set (by workers.py, before the workers start) to a directory: the workers' metrics are summed.
 MULTIPROCESS_DIR = "PROMETHEUS_MULTIPROC_DIR"
@@ -25,6 +28,8 @@ SEARCH_OUTCOMES = ("ok", "empty", "error", "rate_limited", "timeout", "max_uses"
 REJECTION_REASONS = ("concurrent", "requests_per_minute", "tokens_per_minute", "backend_queue")
 # What fitting max_tokens to the window did (backend/window_fit.py, backend/fitted_calls.py).
 WINDOW_FIT_OUTCOMES = ("capped", "retried", "prompt_too_long")
+# How a tracked session's request relates to the one before (sessions/tracker.py).
+PREFIX_OUTCOMES = ("first", "kept", "broken")
 _DURATION_BUCKETS = (0.01, 0.05, 0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800)
 
 
@@ -65,6 +70,27 @@ class ProxyMetrics:
             ["direction", "key"],
             registry=self.registry,
         )
+        self.cached_tokens = Counter(
+            "stackctl_proxy_cached_tokens",
+            "Prompt tokens the backend served from its prefix cache (vLLM's "
+            "prompt_tokens_details.cached_tokens), by key; of stackctl_proxy_tokens_total{direction=\"in\"}.",
+            ["key"],
+            registry=self.registry,
+        )
+        self.prefix_requests = Counter(
+            "stackctl_proxy_prefix_requests",
+            "Requests of tracked sessions by key and outcome: first (of its session), kept (extends "
+            "the previous request whole: vLLM can reuse all of it), broken (differs inside it).",
+            ["key", "outcome"],
+            registry=self.registry,
+        )
+        self.prefix_broken_sessions = Counter(
+            "stackctl_proxy_prefix_broken_sessions",
+            "Sessions whose prefix broke (counted at their first break), by key; "
+            "stackctl cache-report says where.",
+            ["key"],
+            registry=self.registry,
+        )
         self.web_searches = Counter(
             "stackctl_proxy_web_searches",
             "Web searches the proxy ran (or refused) for Anthropic clients, by outcome.",
@@ -82,6 +108,10 @@ class ProxyMetrics:
             registry=self.registry,
         )
         for key in key_names:
+            self.cached_tokens.labels(key)
+            self.prefix_broken_sessions.labels(key)
+            for outcome in PREFIX_OUTCOMES:
+                self.prefix_requests.labels(key, outcome)
             for reason in REJECTION_REASONS:
                 self.rejections.labels(reason, key)
         self.context_fits = Counter(
@@ -117,27 +147,60 @@ class RequestTimer:
     reported_tokens: int = 0  # prompt + completion, as the backend reported them
     # Told the prompt's length when the backend reports it (the estimate of the next one learns).
     on_prompt_tokens: Callable[[int], None] | None = None
+    # Told (prompt, cached) tokens when the backend reports them (the session's turn).
+    on_usage: Callable[[int, int], None] | None = None
+    prompt_reported: int = 0
+    cached_reported: int = 0
     started: float = field(default_factory=time.perf_counter)
     _first_event: bool = False
     _ended: bool = False
+    _deferred: Callable[[], None] | None = None
 
     def first_event(self) -> None:
         if not self._first_event:
             self._first_event = True
             self.metrics.ttft.labels(self.route).observe(time.perf_counter() - self.started)
+            if self._deferred is not None:
+                asyncio.get_running_loop().call_soon(self._run_deferred)
 
-    def tokens(self, prompt: int, completion: int) -> None:
+    def defer(self, work: Callable[[], None]) -> None:
+        """Runs `work` once the first event is written (a stream), else at the end: work that
+        must not delay the first token (the session tracking)."""
+        self._deferred = work
+        if self._first_event:
+            asyncio.get_running_loop().call_soon(self._run_deferred)
+
+    def _run_deferred(self) -> None:
+        work, self._deferred = self._deferred, None
+        if work is not None:
+            work()
+
+    def tokens(self, prompt: int, completion: int, *, cached: int = 0) -> None:
+        """The backend's usage report: `prompt` is the whole prompt, `cached` the part of it
+        served from the prefix cache."""
         self.reported_tokens += prompt + completion
+        self.prompt_reported += prompt
+        self.cached_reported += cached
         if prompt:
             self.metrics.tokens.labels("in", self.key).inc(prompt)
             if self.on_prompt_tokens is not None:
                 self.on_prompt_tokens(prompt)
+        if cached:
+            self.metrics.cached_tokens.labels(self.key).inc(cached)
+        if self.on_usage is not None:
+            self.on_usage(prompt, cached)
         if completion:
             self.metrics.tokens.labels("out", self.key).inc(completion)
+
+    def count(self, usage: ReportedUsage | None) -> None:
+        """A usage report as the protocol reads it (none: nothing to count)."""
+        if usage is not None:
+            self.tokens(usage.prompt, usage.completion, cached=usage.cached)
 
     def end(self, status: int) -> None:
         if self._ended:
             return
+        self._run_deferred()
         self._ended = True
         self.metrics.in_flight.labels(self.route).dec()
         self.metrics.duration.labels(self.route).observe(time.perf_counter() - self.started)

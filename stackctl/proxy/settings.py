@@ -29,6 +29,11 @@ SEARCH_BACKEND_ENV = "STACKCTL_PROXY_SEARCH_BACKEND"
 SEARXNG_URL_ENV = "STACKCTL_PROXY_SEARXNG_URL"
 SEARCH_TIMEOUT_ENV = "STACKCTL_PROXY_SEARCH_TIMEOUT_SECONDS"
 SYSTEM_PLACEMENT_ENV = "STACKCTL_PROXY_SYSTEM_PLACEMENT"
+SESSIONS_ENV = "STACKCTL_PROXY_SESSIONS"
+CAPTURE_DIR_ENV = "STACKCTL_PROXY_CAPTURE_DIR"
+# Conversations whose prefix the proxy follows (sessions/tracker.py): ~1/8 of a prompt's bytes
+# each (a Claude Code session of 50 KB: ~7 KB), so 1024 take under 10 MB.
+DEFAULT_SESSIONS = 1024
 SearchBackendName = Literal["ddgs", "searxng", "off"]
 SEARCH_BACKENDS: tuple[SearchBackendName, ...] = ("ddgs", "searxng", "off")
 # The same as nginx's client_max_body_size (nginx/stackctl-site.conf.j2): agents send whole
@@ -72,6 +77,9 @@ class ProxySettings:
     limits: LimitSettings = field(default_factory=LimitSettings)
     # Where Anthropic clients' inline system messages go (anthropic/system_turns.py).
     system_placement: SystemPlacement = "in-place"
+    # Sessions whose prefix is tracked (an LRU; 0: no tracking), and where a capture writes.
+    sessions: int = DEFAULT_SESSIONS
+    capture_dir: Path | None = None
 
 
 def parse_alias(text: str) -> ModelAlias:
@@ -146,6 +154,16 @@ def _positive_float(env: dict[str, str], name: str, default: float) -> float:
     return value
 
 
+def _count(env: dict[str, str], name: str, default: int) -> int:
+    raw = env.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise ProxyConfigError(f"{name}={raw!r} must be a whole number") from None
+
+
 def build_settings(
     *,
     backend_url: str,
@@ -159,6 +177,8 @@ def build_settings(
     searxng_url: str | None = None,
     limits: LimitOptions | None = None,
     system_placement: str | None = None,
+    sessions: int | None = None,
+    capture_dir: Path | None = None,
     env: dict[str, str] | None = None,
 ) -> ProxySettings:
     """Everything the user can get wrong is checked here, before the server binds a port."""
@@ -199,6 +219,10 @@ def build_settings(
             f"system placement {wanted_placement!r} (--system-placement or {SYSTEM_PLACEMENT_ENV}) "
             f"is not one of {', '.join(SYSTEM_PLACEMENTS)}"
         )
+    tracked = sessions if sessions is not None else _count(env, SESSIONS_ENV, DEFAULT_SESSIONS)
+    if tracked < 0:
+        raise ProxyConfigError(f"--sessions {tracked} must be 0 (no tracking) or more")
+    captures = capture_dir or (Path(env[CAPTURE_DIR_ENV]) if env.get(CAPTURE_DIR_ENV) else None)
     try:
         limit_settings = build_limit_settings(
             limits or LimitOptions(), env=env, key_names=None if no_auth else keys
@@ -221,4 +245,6 @@ def build_settings(
         search_timeout_s=_positive_float(env, SEARCH_TIMEOUT_ENV, 10.0),
         limits=limit_settings,
         system_placement=placement,
+        sessions=tracked,
+        capture_dir=captures,
     )

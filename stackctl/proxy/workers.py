@@ -11,6 +11,9 @@ scale it; what must stay one truth is kept by this parent process:
   round trip per request, ~0.1 ms, nothing per token), and a worker that dies releases what
   it held;
 - metrics: prometheus_client's multiprocess mode (metrics.py); any worker's /metrics is the sum;
+- the sessions whose prompt prefix is followed (sessions/shared.py): a conversation's requests
+  reach any worker (each `claude -p --continue` is a new connection), so the parent keeps them
+  and the workers send it what they see; any worker's /admin/cache-report asks it;
 - the workers themselves: one that dies is started again; SIGTERM/SIGINT stop them all, each
   finishing its streams for up to 5 s as a single proxy does.
 Per-worker, and harmless so: the backend connection pool, the model list, the prompt-size
@@ -35,6 +38,10 @@ from stackctl.proxy.backend.client import Backend
 from stackctl.proxy.backend.queue_watch import BackendQueueWatch
 from stackctl.proxy.metrics import MULTIPROCESS_DIR
 from stackctl.proxy.rate_limits import KeyLimiter
+from stackctl.proxy.sessions.capture import Capture
+from stackctl.proxy.sessions.service import LocalSessions
+from stackctl.proxy.sessions.shared import SessionKeeper
+from stackctl.proxy.sessions.tracker import SessionTracker
 from stackctl.proxy.settings import ProxySettings
 
 log = logging.getLogger("stackctl.proxy")
@@ -85,6 +92,12 @@ async def _supervise(settings: ProxySettings, count: int, log_level: str, privat
     gate = LocalGate(KeyLimiter(limits), queue)
     keeper_path = str(private / "keeper.sock")
     keeper = await asyncio.start_unix_server(GateKeeper(gate).serve, path=keeper_path)
+    sessions_path: str | None = None
+    kept: LocalSessions | None = None
+    if settings.sessions:
+        kept = LocalSessions(SessionTracker(capacity=settings.sessions, capture=Capture(settings.capture_dir)))
+        sessions_path = str(private / "sessions.sock")
+        session_keeper = await asyncio.start_unix_server(SessionKeeper(kept).serve, path=sessions_path)
     watcher = asyncio.create_task(gate.run())
     stopping = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -95,7 +108,7 @@ async def _supervise(settings: ProxySettings, count: int, log_level: str, privat
     def start(index: int) -> BaseProcess:
         process = context.Process(
             target=_worker_main,
-            args=(settings, index, keeper_path, log_level),
+            args=(settings, index, keeper_path, sessions_path, log_level),
             name=f"filter-proxy-worker-{index}",
         )
         process.start()
@@ -125,6 +138,9 @@ async def _supervise(settings: ProxySettings, count: int, log_level: str, privat
                 process.kill()
         watcher.cancel()
         keeper.close()
+        if kept is not None:
+            session_keeper.close()
+            kept.close()  # captured prompts never outlive the proxy
         await backend.aclose()
 
 
@@ -136,16 +152,22 @@ def _forget_metrics_of(process: BaseProcess) -> None:
         multiprocess.mark_process_dead(process.pid)  # type: ignore[no-untyped-call]
 
 
-def _worker_main(settings: ProxySettings, index: int, keeper_path: str, log_level: str) -> None:
-    """One worker: the whole app, its limits asked of the parent."""
+def _worker_main(settings: ProxySettings, index: int, keeper_path: str, sessions_path: str | None,
+                 log_level: str) -> None:
+    """One worker: the whole app, its limits asked of the parent, its sessions kept there."""
     import uvicorn
 
     from stackctl.proxy.admission import SharedGate
     from stackctl.proxy.app import create_app
+    from stackctl.proxy.auth import ANONYMOUS
+    from stackctl.proxy.metrics import ProxyMetrics
+    from stackctl.proxy.sessions.shared import SharedSessions
 
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a terminal's ^C reaches the parent, which stops us
-    app = create_app(settings, gate=SharedGate(keeper_path), worker=index)
+    metrics = ProxyMetrics(key_names=tuple(settings.api_keys) if settings.auth_enabled else (ANONYMOUS,))
+    sessions = SharedSessions(sessions_path, metrics) if sessions_path else None
+    app = create_app(settings, gate=SharedGate(keeper_path), sessions=sessions, metrics=metrics, worker=index)
     config = uvicorn.Config(app, loop="uvloop", http="httptools", access_log=False, log_level=log_level.lower(),
                             timeout_graceful_shutdown=5, timeout_keep_alive=KEEP_ALIVE_S)
     uvicorn.Server(config).run(sockets=[listening_socket(settings.host, settings.port)])

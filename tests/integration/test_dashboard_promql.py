@@ -66,3 +66,36 @@ def test_gpu_panels_say_no_gpu_only_when_there_is_none(tmp_path, series, expecte
     }]}
     result = promtool(tmp_path, "test", document)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+PREFIX_SERIES = [
+    # alice: 1024 prompt tokens a minute, 768 of them from cache; over the last 2 minutes 3
+    # follow-ups kept, 1 broken.
+    {"series": 'stackctl_proxy_tokens_total{direction="in", key="alice", job="proxy"}', "values": "0 1024 2048 3072"},
+    {"series": 'stackctl_proxy_cached_tokens_total{key="alice", job="proxy"}', "values": "0 768 1536 2304"},
+    {"series": 'stackctl_proxy_prefix_requests_total{key="alice", outcome="kept", job="proxy"}', "values": "0 1 2 4"},
+    {"series": 'stackctl_proxy_prefix_requests_total{key="alice", outcome="broken", job="proxy"}', "values": "0 0 1 1"},
+    {"series": 'stackctl_proxy_prefix_broken_sessions_total{key="alice", job="proxy"}', "values": "0 0 1 1"},
+    # bob: exported from 0, idle: no hit rate at all (not 0%, not NaN), no broken session.
+    {"series": 'stackctl_proxy_tokens_total{direction="in", key="bob", job="proxy"}', "values": "0 0 0 0"},
+    {"series": 'stackctl_proxy_cached_tokens_total{key="bob", job="proxy"}', "values": "0 0 0 0"},
+    {"series": 'stackctl_proxy_prefix_broken_sessions_total{key="bob", job="proxy"}', "values": "0 0 0 0"},
+]
+
+
+def test_the_prefix_cache_row_per_key(tmp_path):
+    window = "2m"
+    document = {"rule_files": [], "evaluation_interval": "1m", "tests": [{
+        "interval": "1m",
+        "input_series": PREFIX_SERIES,
+        "promql_expr_test": [
+            {"expr": q.CACHE_HIT_RATE_BY_KEY.replace(q.RATE, window), "eval_time": "3m",
+             "exp_samples": [{"labels": '{key="alice"}', "value": 0.75}]},
+            {"expr": q.PREFIX_KEPT_BY_KEY.replace(q.RATE, window), "eval_time": "3m",
+             "exp_samples": [{"labels": '{key="alice"}', "value": 0.75}]},
+            {"expr": q.BROKEN_SESSIONS_BY_KEY, "eval_time": "3m",
+             "exp_samples": [{"labels": '{key="alice"}', "value": 1}, {"labels": '{key="bob"}', "value": 0}]},
+        ],
+    }]}
+    result = promtool(tmp_path, "test", document)
+    assert result.returncode == 0, result.stdout + result.stderr

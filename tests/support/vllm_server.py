@@ -59,7 +59,9 @@ def running_vllm(
         model_dir,
         port=port,
         served_name=SERVED_NAME,
-        extra_args=("--enable-auto-tool-choice", "--tool-call-parser", "hermes", *extra_args),
+        # As a stack runs it (vllm_args): tool calls parsed, cached prompt tokens in usage.
+        extra_args=("--enable-auto-tool-choice", "--tool-call-parser", "hermes", "--enable-prompt-tokens-details",
+                    *extra_args),
         **({"max_model_len": max_model_len} if max_model_len else {}),
     )
     log_path = log_dir / "vllm.log"

@@ -18,7 +18,7 @@ from tools.dashboard.dashboard import (
 )
 
 ROOT = source_root() or Path(__file__).resolve().parents[2]
-ROWS = ["At a glance", "GPU over time", "Model performance", "Gateway", "Replicas"]
+ROWS = ["At a glance", "GPU over time", "Model performance", "Gateway", "Prefix cache by client key", "Replicas"]
 
 
 def rows_and_panels(dashboard: dict) -> dict[str, list[dict]]:
@@ -58,6 +58,8 @@ def test_rows_in_order_with_the_panels_the_issue_lists():
     for title in ("Requests by client key and status", "Errors", "In flight", "Web searches",
                   "Turned away (limits, back-pressure)"):
         assert title in titles["Gateway"]
+    for title in ("Prompt served from cache", "Sessions with a broken prefix (last hour)"):
+        assert title in titles["Prefix cache by client key"]
 
 
 def test_every_panel_uses_the_provisioned_datasource_and_has_a_query():
@@ -97,7 +99,9 @@ def test_queries_use_the_metric_names_vllm_and_the_proxy_expose():
     for name in ("vllm:num_requests_running", "vllm:num_requests_waiting", "vllm:time_to_first_token_seconds_bucket",
                  "vllm:e2e_request_latency_seconds_bucket", "vllm:generation_tokens_total",
                  "vllm:kv_cache_usage_perc", "vllm:prefix_cache_hits_total", "vllm:prefix_cache_queries_total",
-                 "stackctl_proxy_requests_total", "stackctl_proxy_in_flight", "stackctl_proxy_rejections_total"):
+                 "stackctl_proxy_requests_total", "stackctl_proxy_in_flight", "stackctl_proxy_rejections_total",
+                 "stackctl_proxy_cached_tokens_total", "stackctl_proxy_prefix_requests_total",
+                 "stackctl_proxy_prefix_broken_sessions_total"):
         assert name in exprs, name
     # Grafana variables other than $__rate_interval would not be substituted in tests (label_replace's
     # $1 is no variable name Grafana knows, so it passes through).

@@ -15,6 +15,7 @@ def test_every_gpu_model_gets_the_serving_flags(model):
     assert flag(args, "--dtype") == "auto"  # never fp8: vLLM rejects it
     assert "--enable-auto-tool-choice" in args
     assert "--enable-prefix-caching" in args
+    assert "--enable-prompt-tokens-details" in args  # cached tokens in usage, for clients and metrics
     assert flag(args, "--tool-call-parser") == MODEL_PROFILES[model].tool_call_parser
     assert int(flag(args, "--max-model-len")) > 0
     assert flag(args, "--host") == "127.0.0.1"  # clients reach vLLM only through the proxy

@@ -142,6 +142,25 @@ ROWS: tuple[RowSpec, ...] = (
             Query(f"sum by (key, direction) (rate({q.PROXY_TOKENS}[{q.RATE}]))", "{{key}} {{direction}}"),
         ), unit="none"),
     )),
+    RowSpec("Prefix cache by client key", (
+        PanelSpec("Prompt served from cache", "timeseries", (Query(q.CACHE_HIT_RATE_BY_KEY, "{{key}}"),),
+                  unit="percentunit", no_value="no prompts",
+                  description="Per client key: prompt tokens vLLM served from its prefix cache, of all prompt "
+                              "tokens (vLLM's cached_tokens, which the proxy reads from every reply)."),
+        PanelSpec("Requests that kept their prefix", "timeseries", (Query(q.PREFIX_KEPT_BY_KEY, "{{key}}"),),
+                  unit="percentunit", no_value="no follow-up requests",
+                  description="Of each conversation's follow-up requests, those that repeat the previous "
+                              "request whole (vLLM can reuse all of it)."),
+        PanelSpec("Sessions with a broken prefix (last hour)", "timeseries",
+                  (Query(q.BROKEN_SESSIONS_BY_KEY, "{{key}}"),), unit="none", no_value="none broken",
+                  description="Conversations whose prompt changed inside what was sent before (counted at "
+                              "their first break). `stackctl cache-report` says where and what stood there."),
+        PanelSpec("Requests by prefix outcome", "timeseries", (
+            Query(f"sum by (outcome) (rate({q.PROXY_PREFIX_REQUESTS}[{q.RATE}]))", "{{outcome}}"),
+        ), unit="reqps", stacked=True, no_value="no conversations",
+            description="first: a conversation's first request; kept: extends the previous one whole; "
+                        "broken: differs inside it."),
+    )),
     RowSpec("Replicas", (
         PanelSpec("Replicas serving", "timeseries", (Query(q.REPLICA_UP, "{{host}}"),), unit="none",
                   mappings=(_MODEL_STATE,), no_value="one host",

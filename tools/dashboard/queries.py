@@ -73,6 +73,22 @@ PROXY_TOKENS = "stackctl_proxy_tokens_total"
 PROXY_SEARCHES = "stackctl_proxy_web_searches_total"
 PROXY_REJECTIONS = "stackctl_proxy_rejections_total"
 
+# Prefix cache per client key (the proxy's session tracking, stackctl/proxy/sessions/). Keys that
+# sent no prompt in the window have no hit rate (no series), not 0%.
+PROXY_CACHED_TOKENS = "stackctl_proxy_cached_tokens_total"
+PROXY_PREFIX_REQUESTS = "stackctl_proxy_prefix_requests_total"
+PROXY_BROKEN_SESSIONS = "stackctl_proxy_prefix_broken_sessions_total"
+CACHE_HIT_RATE_BY_KEY = (
+    f"sum by (key) (rate({PROXY_CACHED_TOKENS}[{RATE}]))"
+    f' / (sum by (key) (rate({PROXY_TOKENS}{{direction="in"}}[{RATE}])) > 0)'
+)
+# Of a session's follow-up requests, those that extend the previous one whole.
+PREFIX_KEPT_BY_KEY = (
+    f'sum by (key) (rate({PROXY_PREFIX_REQUESTS}{{outcome="kept"}}[{RATE}]))'
+    f' / (sum by (key) (rate({PROXY_PREFIX_REQUESTS}{{outcome=~"kept|broken"}}[{RATE}])) > 0)'
+)
+BROKEN_SESSIONS_BY_KEY = f"sum by (key) (increase({PROXY_BROKEN_SESSIONS}[1h]))"
+
 # Replicas: several gpu hosts behind one edge (stack.yaml's hosts:). The edge's Prometheus
 # federates each host's, whose series carry `host`; a replica whose Prometheus stops answering
 # has no vLLM series left, so its federation target's `up` (labelled role="gpu") says 0.

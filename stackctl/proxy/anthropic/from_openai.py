@@ -19,7 +19,7 @@ from stackctl.proxy.protocol.anthropic import (
     ReplyUsage,
     StopReason,
 )
-from stackctl.proxy.protocol.openai import ChatCompletion
+from stackctl.proxy.protocol.openai import ChatCompletion, Usage
 
 
 def message_id(backend_id: str) -> str:
@@ -94,15 +94,23 @@ def translate_completion(
         stop_sequences,
         called_tools=bool(message.tool_calls),
     )
-    usage = reply.usage
     return MessageReply(
         id=message_id(reply.id),
         model=reply.model,
         content=content,
         stop_reason=stop_reason,
         stop_sequence=stop_sequence,
-        usage=ReplyUsage(
-            input_tokens=usage.prompt_tokens if usage else 0,
-            output_tokens=usage.completion_tokens if usage else 0,
-        ),
+        usage=anthropic_usage(reply.usage),
+    )
+
+
+def anthropic_usage(usage: Usage | None) -> ReplyUsage:
+    """OpenAI usage -> Anthropic's: the cached prompt tokens are cache reads, the rest input."""
+    if usage is None:
+        return ReplyUsage(input_tokens=0, output_tokens=0)
+    cached = min(usage.cached_tokens, usage.prompt_tokens)
+    return ReplyUsage(
+        input_tokens=usage.prompt_tokens - cached,
+        cache_read_input_tokens=cached,
+        output_tokens=usage.completion_tokens,
     )

@@ -32,6 +32,7 @@ from stackctl.proxy.protocol.anthropic import (
 )
 from stackctl.proxy.protocol.openai import TokenizeReply
 from stackctl.proxy.route import Exchange
+from stackctl.proxy.sessions.parts import chat_request_parts, first_user_text_of_messages
 from stackctl.proxy.streaming import Stream
 
 # The proxy stopping mid-reply (a restart): overloaded_error, which SDKs and Claude Code retry.
@@ -75,8 +76,16 @@ class AnthropicRoutes:
         )
         if loop is None:  # a search loop's usage sums several prompts: no measure of this one
             exchange.timer.on_prompt_tokens = calls.learn_prompt
+
+        def track() -> None:
+            context.track(
+                exchange.request.headers, exchange.timer, route=MESSAGES_ROUTE,
+                first_user=first_user_text_of_messages(parsed), parts=lambda: chat_request_parts(chat),
+            )
+
         if parsed.stream:
             upstream = await calls.open_chat_stream(chat)
+            track()
             translator = (
                 loop.translator(served)
                 if loop
@@ -96,7 +105,9 @@ class AnthropicRoutes:
         else:
             completion = await calls.chat_completion(chat)
             message = translate_completion(completion, stop_sequences=parsed.stop_sequences)
-        exchange.timer.tokens(message.usage.input_tokens, message.usage.output_tokens)
+        track()
+        usage = message.usage
+        exchange.timer.tokens(usage.prompt_tokens, usage.output_tokens, cached=usage.cache_read_input_tokens)
         return json_response(message.model_dump_json().encode())
 
     async def count_tokens(self, exchange: Exchange) -> Response:

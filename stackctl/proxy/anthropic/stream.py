@@ -56,7 +56,7 @@ class AnthropicStream:
             await self.send(translator.fail(ProxyError("internal error in the filter-proxy")))
         finally:
             await cancel_and_wait(pinger)
-        self.timer.tokens(translator.input_tokens, translator.output_tokens)
+        self.timer.tokens(translator.input_tokens, translator.output_tokens, cached=translator.cached_tokens)
 
     async def send(self, data: bytes, *, keep_alive: bool = False) -> None:
         assert self._emit is not None

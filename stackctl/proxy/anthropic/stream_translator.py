@@ -95,8 +95,10 @@ class AnthropicStreamTranslator:
         self.web_search_requests: int | None = None
         self._turn_input = 0
         self._turn_output = 0
+        self._turn_cached = 0
         self._prior_input = 0
         self._prior_output = 0
+        self._prior_cached = 0
         self._turn_text: list[str] = []
         self._id = ""
         self._next_index = 0
@@ -116,6 +118,11 @@ class AnthropicStreamTranslator:
     @property
     def output_tokens(self) -> int:
         return self._prior_output + self._turn_output
+
+    @property
+    def cached_tokens(self) -> int:
+        """Of input_tokens, served from the backend's prefix cache (known at the end)."""
+        return min(self._prior_cached + self._turn_cached, self.input_tokens)
 
     @property
     def turn_over(self) -> bool:
@@ -140,7 +147,10 @@ class AnthropicStreamTranslator:
             "content": [],
             "stop_reason": None,
             "stop_sequence": None,
-            "usage": {"input_tokens": self.input_tokens, "output_tokens": 0},
+            # The cached share comes with the backend's last usage report: message_delta says it
+            # (its usage is cumulative and final, as Anthropic's; clients take it from there).
+            "usage": {"input_tokens": self.input_tokens, "cache_creation_input_tokens": 0,
+                      "cache_read_input_tokens": 0, "output_tokens": 0},
         }
         return encode_event("message_start", {"type": "message_start", "message": message}) + (
             PING_EVENT
@@ -148,9 +158,12 @@ class AnthropicStreamTranslator:
 
     def feed(self, chunk: ChatCompletionChunk) -> bytes:
         out = self.start(chunk) if not self.started else b""
-        if chunk.usage is not None:
-            self._turn_input = chunk.usage.prompt_tokens or self._turn_input
-            self._turn_output = chunk.usage.completion_tokens
+        usage = chunk.usage
+        if usage is not None:
+            self._turn_input = usage.prompt_tokens or self._turn_input
+            self._turn_output = usage.completion_tokens
+            if usage.prompt_tokens_details is not None:  # the last usage chunk only
+                self._turn_cached = usage.prompt_tokens_details.cached_tokens or 0
         for choice in chunk.choices:
             if choice.index != 0:
                 continue  # n > 1 cannot be expressed in the Messages API
@@ -208,7 +221,8 @@ class AnthropicStreamTranslator:
         """Ready for the next backend stream of the same message."""
         self._prior_input += self._turn_input
         self._prior_output += self._turn_output
-        self._turn_input = self._turn_output = 0
+        self._prior_cached += self._turn_cached
+        self._turn_input = self._turn_output = self._turn_cached = 0
         self._turn_text = []
         self._tools = {}
         self._pending = []
@@ -238,8 +252,12 @@ class AnthropicStreamTranslator:
                 self.stop_sequences,
                 called_tools=any(not tool.server for tool in self._tools.values()),
             )
+        cached = self.cached_tokens
         usage: dict[str, object] = {
-            "input_tokens": self.input_tokens,
+            # Anthropic's input_tokens: the prompt tokens read from no cache.
+            "input_tokens": self.input_tokens - cached,
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": cached,
             "output_tokens": self.output_tokens,
         }
         if self.web_search_requests is not None:

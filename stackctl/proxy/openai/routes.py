@@ -13,9 +13,11 @@ from stackctl.proxy.backend.fitted_calls import FittedCalls, Refused, asked_outp
 from stackctl.proxy.context import ProxyContext
 from stackctl.proxy.errors import InvalidRequest
 from stackctl.proxy.http_io import json_response, parse_json_object
-from stackctl.proxy.openai.stream import OpenAIRelay, count_usage, error_chunk
+from stackctl.proxy.openai.stream import OpenAIRelay, error_chunk
 from stackctl.proxy.openai.tool_calls_cleanup import strip_empty_tool_calls
+from stackctl.proxy.protocol.usage import chat_usage_in
 from stackctl.proxy.route import Exchange
+from stackctl.proxy.sessions.parts import chat_payload_parts, first_user_text_of_items
 from stackctl.proxy.streaming import Stream
 
 _EPOCH = "1970-01-01T00:00:00Z"
@@ -94,14 +96,25 @@ class OpenAIRoutes:
             upstream = await calls.open_stream(path, body, payload)
             if isinstance(upstream, Refused):
                 return _relayed(upstream.content, upstream.status, upstream.content_type)
+            self._track(exchange, path, payload)
             relay = OpenAIRelay(upstream, backend=context.backend, timer=exchange.timer)
             return Stream(relay.produce, close=upstream.aclose, interrupted=INTERRUPTED)
         reply = await calls.request(path, body, payload)
         if isinstance(reply, Refused):
             return _relayed(reply.content, reply.status, reply.content_type)
+        self._track(exchange, path, payload)
         content = strip_empty_tool_calls(reply.content)
-        count_usage(exchange.timer, content)
+        exchange.timer.count(chat_usage_in(content))
         return _relayed(content, reply.status_code, reply.headers.get("content-type"))
+
+    def _track(self, exchange: Exchange, path: str, payload: dict[str, Any]) -> None:
+        """Chat conversations only: a completions prompt is no session of turns."""
+        if path == "/v1/chat/completions":
+            messages = payload.get("messages")
+            self.context.track(
+                exchange.request.headers, exchange.timer, route=path,
+                first_user=first_user_text_of_items(messages), parts=lambda: chat_payload_parts(payload),
+            )
 
     async def _forward_post(self, exchange: Exchange, path: str) -> Response:
         body, _ = await self._with_served_model(exchange.body, required_model=False)

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import json
 
-from pydantic_core import from_json
-
 from stackctl.proxy.backend.client import Backend, BackendStream, StreamError
 from stackctl.proxy.context import log
 from stackctl.proxy.metrics import RequestTimer
 from stackctl.proxy.openai.tool_calls_cleanup import strip_empty_tool_calls
 from stackctl.proxy.protocol.sse import EventSplitter, event_data, split_events
+from stackctl.proxy.protocol.usage import chat_usage_in
 from stackctl.proxy.streaming import Emit
 
 _USAGE_MARK = b'"usage":{'
@@ -61,19 +60,10 @@ class OpenAIRelay:
             await emit(strip_empty_tool_calls(rest))
         if usage_block:
             usage_event = next(e for e in reversed(split_events(usage_block)) if _USAGE_MARK in e)
-            count_usage(self.timer, event_data(usage_event) or b"")
+            self.timer.count(chat_usage_in(event_data(usage_event) or b""))
 
 
 def error_chunk(message: str) -> bytes:
     """vLLM's own shape for a stream that fails after it started."""
     failure = {"error": {"message": message, "type": "server_error", "code": 502}}
     return b"data: " + json.dumps(failure).encode() + b"\n\n"
-
-
-def count_usage(timer: RequestTimer, document: bytes) -> None:
-    """Tokens from an OpenAI reply's `usage`; a reply without one counts nothing."""
-    try:
-        usage = from_json(document).get("usage") or {}
-        timer.tokens(int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0))
-    except (ValueError, AttributeError, TypeError):
-        pass  # metrics must never break a reply

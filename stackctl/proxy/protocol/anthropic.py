@@ -218,7 +218,14 @@ class ServerToolUsage(BaseModel):
 
 
 class ReplyUsage(BaseModel):
+    """Anthropic's usage: `input_tokens` are the prompt tokens read from no cache; the whole
+    prompt is input + cache_creation + cache_read. vLLM caches every prompt on its own and bills
+    nothing for it: what it prefilled stays input (cache_creation 0, where vLLM's own
+    /v1/messages reports its created_cache_tokens, which Claude Code would price as writes)."""
+
     input_tokens: int
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
     output_tokens: int
     # Only in replies that searched: plain replies keep their exact shape.
     server_tool_use: ServerToolUsage | None = None
@@ -229,6 +236,11 @@ class ReplyUsage(BaseModel):
         if data.get("server_tool_use") is None:
             data.pop("server_tool_use", None)
         return data
+
+    @property
+    def prompt_tokens(self) -> int:
+        """The whole prompt, cached or not (what the backend reported as prompt_tokens)."""
+        return self.input_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens
 
 
 # pause_turn: the proxy's search loop hit its turn cap; sending the reply back continues it.

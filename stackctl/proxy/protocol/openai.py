@@ -94,9 +94,21 @@ class _Reply(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
+class PromptTokensDetails(_Reply):
+    cached_tokens: int | None = None
+
+
 class Usage(_Reply):
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    # vLLM with --enable-prompt-tokens-details: how many prompt tokens its prefix cache served.
+    # Absent without the flag, and on releases before vllm-project/vllm#44383 when none were.
+    prompt_tokens_details: PromptTokensDetails | None = None
+
+    @property
+    def cached_tokens(self) -> int:
+        details = self.prompt_tokens_details
+        return (details.cached_tokens or 0) if details is not None else 0
 
 
 class FunctionCallDelta(_Reply):

@@ -44,9 +44,15 @@ class ChunkChoice(msgspec.Struct):
     stop_reason: str | int | None = None  # vLLM: the stop string (or token id) that matched
 
 
+class PromptTokensDetails(msgspec.Struct):
+    cached_tokens: int | None = None
+
+
 class ChunkUsage(msgspec.Struct):
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    # vLLM with --enable-prompt-tokens-details, on the last usage chunk only.
+    prompt_tokens_details: PromptTokensDetails | None = None
 
 
 class ChatCompletionChunk(msgspec.Struct):

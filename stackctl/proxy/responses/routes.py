@@ -11,6 +11,7 @@ Timing, keys, limits and errors are route.py's.
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from pydantic_core import from_json
 from starlette.responses import Response
@@ -20,10 +21,12 @@ from stackctl.proxy.context import ProxyContext
 from stackctl.proxy.errors import BackendError, InvalidRequest
 from stackctl.proxy.http_io import json_response, parse_model
 from stackctl.proxy.protocol.responses import ResponsesRequest
+from stackctl.proxy.protocol.usage import responses_usage
 from stackctl.proxy.responses.reasoning_replay import drop_encrypted_reasoning
 from stackctl.proxy.responses.stream import ResponsesRelay
 from stackctl.proxy.responses.tool_names import flatten_namespaces
 from stackctl.proxy.route import Exchange
+from stackctl.proxy.sessions.parts import first_user_text_of_items, responses_payload_parts
 from stackctl.proxy.streaming import Stream
 
 RESPONSES_ROUTE = "/v1/responses"
@@ -62,6 +65,7 @@ class ResponsesRoutes:
             upstream = await calls.open_stream(RESPONSES_ROUTE, body, payload)
             if isinstance(upstream, Refused):
                 return _refused(upstream)
+            self._track(exchange, payload)
             relay = ResponsesRelay(
                 upstream,
                 names=names,
@@ -73,6 +77,7 @@ class ResponsesRoutes:
         reply = await calls.request(RESPONSES_ROUTE, body, payload)
         if isinstance(reply, Refused):
             return _refused(reply)
+        self._track(exchange, payload)
         try:
             response = from_json(reply.content)
         except ValueError:
@@ -81,17 +86,17 @@ class ResponsesRoutes:
             ) from None
         if not isinstance(response, dict):
             raise BackendError("backend reply is not a Responses API response", backend_status=502)
-        usage = response.get("usage")
-        usage = usage if isinstance(usage, dict) else {}
-        try:
-            exchange.timer.tokens(
-                int(usage.get("input_tokens") or 0), int(usage.get("output_tokens") or 0)
-            )
-        except (TypeError, ValueError):
-            pass  # metrics must never break a reply
+        exchange.timer.count(responses_usage(response.get("usage")))
         if names and names.restore_document(response):
             return json_response(json.dumps(response).encode())
         return Response(reply.content, status_code=reply.status_code, media_type="application/json")
+
+    def _track(self, exchange: Exchange, payload: dict[str, Any]) -> None:
+        self.context.track(
+            exchange.request.headers, exchange.timer, route=RESPONSES_ROUTE,
+            first_user=first_user_text_of_items(payload.get("input")),
+            parts=lambda: responses_payload_parts(payload),
+        )
 
 
 def _refused(reply: Refused) -> Response:

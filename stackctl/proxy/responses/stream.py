@@ -21,6 +21,7 @@ from stackctl.proxy.context import log
 from stackctl.proxy.metrics import RequestTimer
 from stackctl.proxy.protocol.responses import ErrorEvent, ResponseError, ResponseFailedEvent
 from stackctl.proxy.protocol.sse import EventSplitter, encode_event, event_data
+from stackctl.proxy.protocol.usage import responses_usage
 from stackctl.proxy.responses.tool_names import NamespacedNames
 from stackctl.proxy.streaming import Emit
 
@@ -107,14 +108,7 @@ class ResponsesRelay:
 
     def _count_usage(self, event: bytes) -> None:
         response = _response_of(event) or {}
-        usage = response.get("usage")
-        if isinstance(usage, dict):
-            try:
-                self.timer.tokens(
-                    int(usage.get("input_tokens") or 0), int(usage.get("output_tokens") or 0)
-                )
-            except (TypeError, ValueError):
-                pass  # metrics must never break a reply
+        self.timer.count(responses_usage(response.get("usage")))
 
     def _failure(self, reason: str) -> bytes:
         """An `error` event and `response.failed`, numbered after what was relayed."""

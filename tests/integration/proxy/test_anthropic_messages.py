@@ -129,10 +129,11 @@ def test_stream_follows_the_anthropic_event_grammar(proxy: RunningProxy) -> None
     assert [block.get("name") for block in starts] == [None, "get_weather", "get_time"]
 
     start = events[0][1]["message"]
-    assert start["usage"] == {"input_tokens": 0, "output_tokens": 0}
+    no_cache = {"cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+    assert start["usage"] == {"input_tokens": 0, **no_cache, "output_tokens": 0}
     delta = events[-2][1]
     assert delta["delta"] == {"stop_reason": "tool_use", "stop_sequence": None}
-    assert delta["usage"] == {"input_tokens": 233, "output_tokens": 10}
+    assert delta["usage"] == {"input_tokens": 233, **no_cache, "output_tokens": 10}
 
 
 def test_message_start_carries_input_tokens_when_backend_reports_them(proxy: RunningProxy) -> None:

@@ -1,6 +1,7 @@
 """`serve --workers 3`: several processes on one port, one truth. A key's limits hold whichever
 worker a request reaches (connections pinned to known workers through /health), a burst of
-concurrent requests admits exactly the limit, and /metrics sums every worker's counts."""
+concurrent requests admits exactly the limit, /metrics sums every worker's counts, and a
+conversation whose turns reach different workers is one session to the cache report."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import re
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -25,6 +27,7 @@ from tests.support.proxy.servers import wait_until_healthy
 pytestmark = pytest.mark.integration
 
 WORKERS = 3
+BACKEND_KEY = "sk-backend-for-the-admin-api"
 ALICE_CONCURRENT = 2
 BOB_PER_MINUTE = 4
 
@@ -43,11 +46,16 @@ class WorkersProxy:
 
     def connections_on_every_worker(self) -> dict[int, list[http.client.HTTPConnection]]:
         found: dict[int, list[http.client.HTTPConnection]] = {}
-        for _ in range(200):
+        # /health answered by one worker says nothing of the others: on a loaded machine they may
+        # still be starting (not yet listening), so keep trying for a while.
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
             connection, worker = self.connection()
             found.setdefault(worker, []).append(connection)
             if len(found) == WORKERS and all(len(pool) >= 3 for pool in found.values()):
                 return found
+            if sum(map(len, found.values())) % 50 == 0:
+                time.sleep(0.2)
         raise AssertionError(f"connections reached only workers {sorted(found)}")
 
 
@@ -55,7 +63,7 @@ class WorkersProxy:
 def workers_proxy(scripted_backend: tuple[ScriptedBackend, str]) -> Iterator[WorkersProxy]:
     port = free_port()
     env = {**os.environ, "STACKCTL_PROXY_KEYS": f"alice={ALICE_KEY},bob={BOB_KEY}",
-           "STACKCTL_PROXY_LOG_LEVEL": "warning"}
+           "STACKCTL_PROXY_LOG_LEVEL": "warning", "VLLM_API_KEY": BACKEND_KEY}
     argv = [sys.executable, "-m", "stackctl.proxy", "serve", "--backend", scripted_backend[1], "--port", str(port),
             "--alias", f"claude-*={SERVED_MODEL}", "--alias", f"gpt-4o*={SERVED_MODEL}", "--search-backend", "off",
             "--workers", str(WORKERS), "--key-limit", f"alice:max_concurrent={ALICE_CONCURRENT}",
@@ -174,3 +182,37 @@ def test_per_minute_limits_and_metrics_are_one_truth(workers_proxy: WorkersProxy
         assert ok == BOB_PER_MINUTE, ok
         assert metric(page, "stackctl_proxy_rejections_total", reason="requests_per_minute", key="bob") == WORKERS
         assert metric(page, "stackctl_proxy_in_flight") == 0
+
+
+def test_a_conversation_across_workers_is_one_session(workers_proxy: WorkersProxy) -> None:
+    pools = workers_proxy.connections_on_every_worker()
+    kept_before = kept_requests(pools[2][1], "alice")
+    system = "You answer briefly.\nClock: {now}"
+    history: list[dict[str, object]] = [{"role": "user", "content": f"{uuid.uuid4().hex} hello"}]
+    for turn, worker in enumerate((0, 1, 2, 0)):
+        now = "08:00:00" if turn < 3 else "08:00:30"  # the last turn's system prompt changed
+        body = {"model": "gpt-4o", "max_tokens": 4,
+                "messages": [{"role": "system", "content": system.format(now=now)}, *history]}
+        reply = post(pools[worker][0], "/v1/chat/completions", body, ALICE_KEY)
+        assert reply.status == 200, reply.read()
+        reply.read()
+        history += [{"role": "assistant", "content": "ok"}, {"role": "user", "content": f"turn {turn + 2}"}]
+    time.sleep(0.5)  # the workers' observations reach the keeper after their replies
+    connection = pools[1][1]
+    connection.request("GET", "/admin/cache-report?key=alice", headers={"authorization": f"Bearer {BACKEND_KEY}"})
+    report = json.loads(connection.getresponse().read())
+    session = next(s for s in report["keys"][0]["sessions"] if s["turns_total"] == 4)
+    assert [t["outcome"] for t in session["turns"]] == ["first", "kept", "kept", "broken"]
+    assert session["turns"][3]["change"] == (
+        f"messages[0] (system).content changed at byte {system.index('{now}')}: a time of day")
+    assert all(t["prompt_tokens"] for t in session["turns"])  # usage came back through the workers
+    # Each worker counted what it served; any worker's /metrics is the sum.
+    assert kept_requests(connection, "alice") == kept_before + 2
+
+
+def kept_requests(connection: http.client.HTTPConnection, key: str) -> float:
+    connection.request("GET", "/metrics")
+    metrics = connection.getresponse().read().decode()
+    found = re.search(rf'stackctl_proxy_prefix_requests_total\{{key="{key}",outcome="kept"\}} (\S+)', metrics)
+    assert found, metrics
+    return float(found.group(1))

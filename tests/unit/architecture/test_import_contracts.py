@@ -60,16 +60,17 @@ def test_the_orchestration_never_imports_the_proxy_except_the_cli_mounting_its_c
 
 
 # The proxy is grouped by API (vLLM's entrypoints/<api>/): protocol/ is its ground floor,
-# backend/ serves every API, anthropic/, openai/ and responses/ stand side by side, the app
-# wires them.
+# backend/ and sessions/ serve every API, anthropic/, openai/ and responses/ stand side by side,
+# the app wires them.
 PROXY = "stackctl.proxy"
 APIS = ("anthropic", "openai", "responses")
-PROXY_FOLDERS = {folder: f"{PROXY}.{folder}" for folder in ("protocol", *APIS, "backend")}
+SHARED = ("backend", "sessions")
+PROXY_FOLDERS = {folder: f"{PROXY}.{folder}" for folder in ("protocol", *APIS, *SHARED)}
 
 
 def test_the_proxy_contracts_see_every_folder():
     for module in ("protocol.anthropic", "protocol.openai", "protocol.responses", "anthropic.routes",
-                   "openai.routes", "responses.routes", "backend.client"):
+                   "openai.routes", "responses.routes", "backend.client", "sessions.tracker"):
         assert f"{PROXY}.{module}" in MODULES
 
 
@@ -85,9 +86,10 @@ def test_the_proxy_apis_never_import_each_other(api, other):
                       and within(target, PROXY_FOLDERS[other])) == []
 
 
-def test_the_proxy_backend_imports_no_api():
+@pytest.mark.parametrize("shared", SHARED)
+def test_the_proxy_shared_floors_import_no_api(shared):
     apis = tuple(PROXY_FOLDERS[api] for api in APIS)
-    assert violations(MODULES, lambda module, target: within(module, PROXY_FOLDERS["backend"])
+    assert violations(MODULES, lambda module, target: within(module, PROXY_FOLDERS[shared])
                       and within(target, *apis)) == []
 
 
@@ -128,7 +130,8 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("stackctl.render",),
     ("stackctl.stack", "stackctl.template_values"),
     ("stackctl.runtime",),
-    ("stackctl.services", "stackctl.health", "stackctl.project"),
+    # health probes and proxy_admin (the filter-proxy's admin API): clients of running services
+    ("stackctl.services", "stackctl.health", "stackctl.project", "stackctl.proxy_admin"),
     ("stackctl.topology", "stackctl.vllm_settings", "stackctl.vllm_args", "stackctl.own_images", "stackctl.diagnosis",
      "stackctl.pull", "stackctl.gpu_exporter", "stackctl.clients"),
     ("stackctl.config", "stackctl.config_hosts"),

@@ -5,11 +5,12 @@ from __future__ import annotations
 import pytest
 
 from stackctl.proxy.anthropic.from_openai import (
+    anthropic_usage,
     map_stop_reason,
     parse_tool_input,
     translate_completion,
 )
-from stackctl.proxy.protocol.openai import ChatCompletion
+from stackctl.proxy.protocol.openai import ChatCompletion, Usage
 
 
 def completion(message: dict, finish: str = "stop", stop_reason: object = None) -> ChatCompletion:
@@ -61,7 +62,12 @@ def test_text_thinking_and_tools() -> None:
         ],
         "stop_reason": "tool_use",
         "stop_sequence": None,
-        "usage": {"input_tokens": 7, "output_tokens": 3},
+        "usage": {
+            "input_tokens": 7,
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 0,
+            "output_tokens": 3,
+        },
     }
 
 
@@ -102,3 +108,39 @@ def test_stop_reasons(finish, backend_stop, sequences, tools, expected) -> None:
 )
 def test_tool_input_parsing(arguments: str, expected: dict) -> None:
     assert parse_tool_input(arguments) == expected
+
+
+@pytest.mark.parametrize(
+    ("usage", "expected"),
+    [
+        # vLLM with --enable-prompt-tokens-details: input_tokens is the uncached rest.
+        (
+            {"prompt_tokens": 426, "completion_tokens": 3,
+             "prompt_tokens_details": {"cached_tokens": 384, "created_cache_tokens": 0}},
+            {"input_tokens": 42, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 384,
+             "output_tokens": 3},
+        ),
+        # Without the flag (or before vllm-project/vllm#44383, nothing cached): all input.
+        (
+            {"prompt_tokens": 426, "completion_tokens": 3},
+            {"input_tokens": 426, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0,
+             "output_tokens": 3},
+        ),
+        (
+            {"prompt_tokens": 10, "completion_tokens": 1, "prompt_tokens_details": None},
+            {"input_tokens": 10, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0,
+             "output_tokens": 1},
+        ),
+        # A backend claiming more cached than prompt tokens: never a negative input.
+        (
+            {"prompt_tokens": 10, "completion_tokens": 1, "prompt_tokens_details": {"cached_tokens": 16}},
+            {"input_tokens": 0, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 10,
+             "output_tokens": 1},
+        ),
+    ],
+    ids=["cached", "no-details", "null-details", "over-reported"],
+)
+def test_cached_prompt_tokens_become_cache_reads(usage: dict, expected: dict) -> None:
+    mapped = anthropic_usage(Usage.model_validate(usage))
+    assert mapped.model_dump() == expected
+    assert mapped.prompt_tokens == expected["input_tokens"] + expected["cache_read_input_tokens"]

@@ -174,7 +174,9 @@ def test_failure_mid_stream_ends_with_an_error_event() -> None:
 def test_start_before_any_chunk_then_real_usage_at_the_end() -> None:
     translator = AnthropicStreamTranslator(model="m", stop_sequences=None)
     early = events_of(translator.start())
-    assert early[0]["message"]["usage"] == {"input_tokens": 0, "output_tokens": 0}
+    assert early[0]["message"]["usage"] == {
+        "input_tokens": 0, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 0,
+    }
     assert translator.start() == b""
     translator.feed(
         msgspec.convert(
@@ -188,4 +190,28 @@ def test_start_before_any_chunk_then_real_usage_at_the_end() -> None:
         )
     )
     end = events_of(translator.finish())
-    assert end[-2]["usage"] == {"input_tokens": 5, "output_tokens": 2}
+    assert end[-2]["usage"] == {
+        "input_tokens": 5, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 2,
+    }
+
+
+def test_the_cached_share_is_read_from_vllms_last_usage_chunk() -> None:
+    """vLLM with --enable-prompt-tokens-details and continuous usage: every chunk carries the
+    prompt size, only the last one the cached share. message_start cannot know it yet; the
+    message_delta's cumulative usage says it, as Anthropic counts: input_tokens the uncached rest
+    (the SDKs and Claude Code take it from there)."""
+    def sent(choices: list, usage: dict) -> bytes:
+        return b"data: " + json.dumps({"id": "c", "model": "m", "choices": choices, "usage": usage}).encode() + b"\n\n"
+
+    text = [{"index": 0, "delta": {"content": "hi"}, "finish_reason": "stop"}]
+    raw = (
+        sent(text, {"prompt_tokens": 426, "completion_tokens": 1})
+        + sent([], {"prompt_tokens": 426, "completion_tokens": 1,
+                    "prompt_tokens_details": {"cached_tokens": 384, "created_cache_tokens": 32}})
+        + b"data: [DONE]\n\n"
+    )  # fmt: skip
+    events = translate(raw)
+    assert events[0]["message"]["usage"]["input_tokens"] == 426
+    assert events[-2]["usage"] == {
+        "input_tokens": 42, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 384, "output_tokens": 1,
+    }

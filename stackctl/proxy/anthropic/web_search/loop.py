@@ -193,7 +193,7 @@ class WebSearchLoop:
     async def complete(self, model: FittedCalls) -> MessageReply:
         content: list[Any] = []
         first: MessageReply | None = None
-        tokens_in = tokens_out = 0
+        tokens_in = tokens_out = tokens_cached = 0
         stop_reason: StopReason = "end_turn"
         stop_sequence: str | None = None
         for _ in range(self.spec.max_turns):
@@ -201,6 +201,7 @@ class WebSearchLoop:
             message = translate_completion(completion, stop_sequences=self.request.stop_sequences)
             first = first or message
             tokens_in += message.usage.input_tokens
+            tokens_cached += message.usage.cache_read_input_tokens
             tokens_out += message.usage.output_tokens
             stop_reason, stop_sequence = message.stop_reason, message.stop_sequence
             calls: list[ReplyServerToolUse] = []
@@ -239,6 +240,7 @@ class WebSearchLoop:
             stop_sequence=stop_sequence,
             usage=ReplyUsage(
                 input_tokens=tokens_in,
+                cache_read_input_tokens=tokens_cached,
                 output_tokens=tokens_out,
                 server_tool_use=ServerToolUsage(web_search_requests=self.searches),
             ),
