@@ -58,11 +58,11 @@ def stack_access(stack_dir: Path, proxy_port: int | None = None) -> StackAccess:
 
 
 def targets(access: StackAccess, tokens: int) -> list[Target]:
-    chat = json.dumps({"model": access.model, "stream": True, "max_tokens": tokens, "ignore_eos": True,
-                       "stream_options": {"include_usage": True},
-                       "messages": [{"role": "user", "content": PROMPT}]}).encode()
-    chat_usage = json.dumps({**json.loads(chat), "stream_options": {"include_usage": True,
-                                                                    "continuous_usage_stats": True}}).encode()
+    chat_body = {"model": access.model, "stream": True, "max_tokens": tokens, "ignore_eos": True,
+                 "stream_options": {"include_usage": True}, "messages": [{"role": "user", "content": PROMPT}]}
+    chat = json.dumps(chat_body).encode()
+    chat_usage = json.dumps({**chat_body, "stream_options": {"include_usage": True,
+                                                             "continuous_usage_stats": True}}).encode()
     messages = json.dumps({"model": access.model, "stream": True, "max_tokens": tokens,
                            "messages": [{"role": "user", "content": PROMPT}]}).encode()
     return [

@@ -2,11 +2,11 @@
 
 A background task reads `vllm:num_requests_waiting` from the backend's /metrics every
 `backend_poll_s` (only the lines of that metric are parsed, so a poll costs little); `check()`
-is a comparison on the request path. A queue past the bound on two readings in a row (not one:
-a burst of streams waits a few prefill steps, ~0.1 s, to be admitted; on an H100 a 256-stream
-burst read once past the bound of 64 turned 2 of 512 requests away), new generation requests get Anthropic's
-529 `overloaded_error` (503 on OpenAI routes), which the official SDKs and Claude Code retry
-with back-off; requests already running keep their streams. No reading (backend down, not
+is a comparison on the request path. While the queue is past the bound on two readings in a
+row (one is not enough: a burst of streams waits a few prefill steps, ~0.1 s, to be admitted; on
+an H100 a 256-stream burst read once past the bound of 64 turned 2 of 512 requests away), new
+generation requests get Anthropic's 529 `overloaded_error` (503 on OpenAI routes), which the
+official SDKs and Claude Code retry with back-off; requests already running keep their streams. No reading (backend down, not
 vLLM) means no refusal: a backend that cannot be reached answers for itself.
 """
 

@@ -12,6 +12,7 @@ has a stream running when the backend dies.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -55,7 +56,7 @@ class StreamsUnderFire:
                 return
         raise AssertionError(f"the model ended every reply by itself before the kill ({attempts} tries)")
 
-    def _opened(self, target: Any, outcome: StreamOutcome) -> StreamOutcome:
+    def _opened(self, target: Callable[[StreamOutcome], None], outcome: StreamOutcome) -> StreamOutcome:
         if outcome.started and not outcome.ended_by_itself:
             return outcome  # still running (or it failed: that is the finding)
         fresh = StreamOutcome(started=True)
