@@ -9,10 +9,11 @@ It generates like an engine: one step writes one token to every active stream, t
 step. `--rate R` paces the steps so that all streams together get R tokens/s (a GPU's aggregate
 throughput, shared by whoever is running); `--rate 0` runs the steps back to back, yielding to
 the event loop between them (a reader that falls behind then gets several tokens per read,
-exactly as from a real engine). Raw asyncio on uvloop, so that its own cost per token stays a
+exactly as from a real engine). `--stream-rate R` paces the steps so that each stream gets R
+tokens/s however many run (a model that streams at a reader's pace). Raw asyncio on uvloop, so that its own cost per token stays a
 few microseconds on a machine it shares with the proxy and the client.
 
-    python benchmarks/token_backend.py PORT [--rate 0] [--tokens 256]
+    python benchmarks/token_backend.py PORT [--rate 0 | --stream-rate 50] [--tokens 256]
 
 Serves POST /v1/chat/completions (streamed whatever the body asks), GET /v1/models (a window of
 32768 tokens), GET /health; the model is `bench-model`.
@@ -88,10 +89,12 @@ class Reply:
 
 
 class Engine:
-    """Steps every active reply by one token; `rate` tokens/s over all of them (0: unpaced)."""
+    """Steps every active reply by one token; `rate` tokens/s over all of them (0: unpaced), or
+    `stream_rate` tokens/s for each, however many run (a slow model's per-stream pace)."""
 
-    def __init__(self, rate: float) -> None:
+    def __init__(self, rate: float, stream_rate: float = 0.0) -> None:
         self.rate = rate
+        self.stream_rate = stream_rate
         self.active: list[Reply] = []
         self.joining: list[Reply] = []
         self._wake = asyncio.Event()
@@ -115,10 +118,10 @@ class Engine:
                 continue
             running = len(self.active)
             self.active = [reply for reply in self.active if reply.step()]
-            if not self.rate:
+            if not self.rate and not self.stream_rate:
                 await asyncio.sleep(0)
                 continue
-            next_step += running / self.rate
+            next_step += 1 / self.stream_rate if self.stream_rate else running / self.rate
             delay = next_step - loop.time()
             if delay < -0.05:  # far behind (the machine is busy): do not burst to catch up
                 next_step = loop.time()
@@ -173,8 +176,8 @@ class BackendProtocol(asyncio.Protocol):
                              f"content-length: {len(body)}\r\n\r\n".encode() + body)
 
 
-async def serve(port: int, rate: float, tokens: int) -> None:
-    engine = Engine(rate)
+async def serve(port: int, rate: float, tokens: int, stream_rate: float = 0.0) -> None:
+    engine = Engine(rate, stream_rate)
     loop = asyncio.get_running_loop()
     server = await loop.create_server(lambda: BackendProtocol(engine, tokens), "127.0.0.1", port, backlog=4096)
     async with server:
@@ -185,11 +188,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("port", type=int)
     parser.add_argument("--rate", type=float, default=0.0, help="aggregate tokens/s (0: unpaced)")
+    parser.add_argument("--stream-rate", type=float, default=0.0,
+                        help="tokens/s for each stream, however many run (in place of --rate)")
     parser.add_argument("--tokens", type=int, default=256, help="tokens per reply")
     options = parser.parse_args()
     import uvloop
 
-    uvloop.run(serve(options.port, options.rate, options.tokens))
+    uvloop.run(serve(options.port, options.rate, options.tokens, options.stream_rate))
 
 
 if __name__ == "__main__":

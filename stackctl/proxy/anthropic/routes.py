@@ -86,10 +86,13 @@ class AnthropicRoutes:
         if parsed.stream:
             upstream = await calls.open_chat_stream(chat)
             track()
+            estimate = context.fit.prompt_tokens(served, "anthropic", len(exchange.body))
             translator = (
-                loop.translator(served)
+                loop.translator(served, estimate)
                 if loop
-                else AnthropicStreamTranslator(model=served, stop_sequences=parsed.stop_sequences)
+                else AnthropicStreamTranslator(
+                    model=served, stop_sequences=parsed.stop_sequences, input_tokens_estimate=estimate
+                )
             )
             stream = AnthropicStream(
                 upstream,

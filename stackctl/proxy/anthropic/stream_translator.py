@@ -83,8 +83,12 @@ class AnthropicStreamTranslator:
         stop_sequences: list[str] | None,
         server_tools: frozenset[str] = frozenset(),
         server_tool_id: Callable[[], str] | None = None,
+        input_tokens_estimate: int = 0,
     ) -> None:
         self.model = model
+        # message_start's input count where the first chunk carries no usage (vLLM reports it
+        # in the last chunk only): message_delta then gives the backend's own count.
+        self.input_tokens_estimate = input_tokens_estimate
         self.stop_sequences = stop_sequences
         self.server_tools = server_tools
         self._server_tool_id = server_tool_id
@@ -134,11 +138,13 @@ class AnthropicStreamTranslator:
         if self.started:
             return b""
         self.started = True
+        reported = None
         if chunk is not None:
             self._id = chunk.id
             self.model = chunk.model or self.model
             if chunk.usage is not None:
-                self._turn_input = chunk.usage.prompt_tokens
+                self._turn_input = reported = chunk.usage.prompt_tokens
+        input_tokens = reported if reported is not None else self.input_tokens_estimate
         message: dict[str, object] = {
             "id": message_id(self._id),
             "type": "message",
@@ -147,9 +153,9 @@ class AnthropicStreamTranslator:
             "content": [],
             "stop_reason": None,
             "stop_sequence": None,
-            # The cached share comes with the backend's last usage report: message_delta says it
-            # (its usage is cumulative and final, as Anthropic's; clients take it from there).
-            "usage": {"input_tokens": self.input_tokens, "cache_creation_input_tokens": 0,
+            # The cached share and the exact input count come with the backend's last usage
+            # report: message_delta says them (its usage is cumulative and final, as Anthropic's).
+            "usage": {"input_tokens": input_tokens, "cache_creation_input_tokens": 0,
                       "cache_read_input_tokens": 0, "output_tokens": 0},
         }
         return encode_event("message_start", {"type": "message_start", "message": message}) + (

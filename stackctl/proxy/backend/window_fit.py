@@ -20,6 +20,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+# Before any reply taught a model's ratio: JSON request bodies run about this many bytes a token.
+_UNTAUGHT_BYTES_PER_TOKEN = 4
 # Never cap below this on an estimate alone: near the window's end an estimate that is a little
 # high would cut a reply short; the backend's own answer corrects an estimate that is too low.
 MIN_OUTPUT_TOKENS = 1024
@@ -41,6 +43,12 @@ class WindowFit:
         """The prompt's tokens, estimated from the request's size; 0 until a reply taught us."""
         ratio = self._tokens_per_byte.get((model, api))
         return math.ceil(body_bytes * ratio * _MARGIN) + _MARGIN_TOKENS if ratio else 0
+
+    def prompt_tokens(self, model: str, api: str, body_bytes: int) -> int:
+        """The prompt's tokens, a central guess (no margin) for where a count must be given
+        before the backend states it: Anthropic's message_start."""
+        ratio = self._tokens_per_byte.get((model, api))
+        return round(body_bytes * ratio) if ratio else body_bytes // _UNTAUGHT_BYTES_PER_TOKEN
 
     def budget(self, model: str, api: str, body_bytes: int, asked: int | None) -> int | None:
         """The max_tokens to send: what was asked, at most the window less the prompt."""

@@ -61,10 +61,10 @@ class NamedToolChoice(BaseModel):
 
 
 class StreamOptions(BaseModel):
+    # Usage once, in the last chunk. Not `continuous_usage_stats`: usage on every chunk costs
+    # vLLM itself TTFT and throughput under load (measured on an H100, docs/gpu.md), and only
+    # message_start's input count would use it; that one is estimated (window_fit.py).
     include_usage: bool = True
-    # vLLM and SGLang report usage on every chunk with this, so message_start can carry
-    # the real input token count; other backends ignore the field.
-    continuous_usage_stats: bool = True
 
 
 class ChatRequest(BaseModel):

@@ -215,3 +215,24 @@ def test_the_cached_share_is_read_from_vllms_last_usage_chunk() -> None:
     assert events[-2]["usage"] == {
         "input_tokens": 42, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 384, "output_tokens": 1,
     }
+
+
+def test_message_start_gives_the_estimate_when_usage_comes_only_at_the_end() -> None:
+    """vLLM asked for usage once (include_usage, no continuous stats): the first chunk has none.
+    message_start carries the proxy's estimate; message_delta the backend's own count."""
+    def sent(choices: list, usage: dict | None) -> bytes:
+        return b"data: " + json.dumps({"id": "c", "model": "m", "choices": choices, "usage": usage}).encode() + b"\n\n"
+
+    translator = AnthropicStreamTranslator(model="m", stop_sequences=None, input_tokens_estimate=1200)
+    out = b""
+    raw = (
+        sent([{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}], None)
+        + sent([{"index": 0, "delta": {"content": "hi"}, "finish_reason": "stop"}], None)
+        + sent([], {"prompt_tokens": 1187, "completion_tokens": 1, "prompt_tokens_details": {"cached_tokens": 0}})
+    )  # fmt: skip
+    for event in EventSplitter().feed(raw):
+        out += translator.feed(decode_chunk(event_data(event)))
+    events = events_of(out + translator.finish())
+    assert events[0]["message"]["usage"]["input_tokens"] == 1200
+    assert events[-2]["usage"]["input_tokens"] == 1187
+    assert translator.input_tokens == 1187

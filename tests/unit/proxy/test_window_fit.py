@@ -41,3 +41,12 @@ def test_a_stated_prompt_gives_the_exact_room() -> None:
     assert fit.corrected("m", 100, 3000) == 100
     assert fit.corrected("m", 32000, None) == 8192
     assert fit.corrected("m", 32000, 8192) is None
+
+
+def test_the_prompt_guess_is_central_and_learned_per_model_and_api() -> None:
+    fit = WindowFit()
+    assert fit.prompt_tokens("m", "anthropic", 4000) == 1000  # untaught: about 4 bytes a token
+    fit.learn("m", "anthropic", 48_000, 34_700)
+    assert fit.prompt_tokens("m", "anthropic", 48_000) == 34_700  # the same body: the same count
+    assert fit.prompt_tokens("m", "anthropic", 96_000) == 69_400  # no margin, unlike estimate()
+    assert fit.prompt_tokens("m", "/v1/chat/completions", 4000) == 1000

@@ -248,9 +248,10 @@ class WebSearchLoop:
 
     # ---- streamed -----------------------------------------------------------------------------
 
-    def translator(self, model: str) -> AnthropicStreamTranslator:
+    def translator(self, model: str, input_tokens_estimate: int) -> AnthropicStreamTranslator:
         return AnthropicStreamTranslator(
             model=model,
+            input_tokens_estimate=input_tokens_estimate,
             stop_sequences=self.request.stop_sequences,
             server_tools=frozenset({self.spec.name}),
             server_tool_id=server_tool_use_id,
