@@ -9,7 +9,9 @@ stack, for each concurrency level:
 - anthropic: the same prompt as Anthropic Messages through the proxy's translation.
 
 TTFT p50/p99, aggregate text tokens/s and failed streams (a stream that ends without its closing
-event, or an error status), and what each route adds to direct. Every reply asks for --tokens
+event, or an error status), and what each route adds to direct. Where the CPU went, per route: the
+cores used by vLLM's server (the process on its port and its engine processes), by the proxy (its
+parent and workers) and by the client, read from /proc around each pass (benchmarks/process_cpu.py). Every reply asks for --tokens
 tokens (`ignore_eos` where the API has it; the GPU check's model never ends a turn by itself, so
 the Anthropic route runs to the same length). The client (benchmarks/stream_client.py) is sharded
 over worker processes; `--client-check` first measures it alone against vLLM with one worker and
@@ -24,13 +26,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
+from process_cpu import PortCpu
 from stream_client import LevelResult, Target, run_level
 
 from stackctl.config import load_stack_config
@@ -82,22 +85,48 @@ def requests_each(concurrency: int) -> int:
     return 16 if concurrency == 1 else max(2, 64 // concurrency)
 
 
-def measure(routes: list[Target], levels: list[int], processes: int | None = None) -> list[LevelResult]:
+@dataclass
+class ServerCpu:
+    """CPU seconds each server used while one route ran at one level (both passes)."""
+
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def add(self, used: dict[str, float]) -> None:
+        for name, seconds in used.items():
+            self.seconds[name] = self.seconds.get(name, 0.0) + seconds
+
+    def cores(self, name: str, wall_seconds: float) -> float:
+        return self.seconds.get(name, 0.0) / wall_seconds if wall_seconds else float("nan")
+
+
+def measure(routes: list[Target], levels: list[int], servers: dict[str, int],
+            processes: int | None = None) -> tuple[list[LevelResult], dict[tuple[str, int], ServerCpu]]:
     """Each level: one untimed round learns how long a reply takes (the agents' first requests are
     then spread over it, the same for every route), then every route twice, in one order and in
-    the reverse one, so no route is favoured by going first (a cold cache, a warming GPU)."""
+    the reverse one, so no route is favoured by going first (a cold cache, a warming GPU).
+    `servers` (name -> port): whose CPU to read around each pass."""
     results = []
+    cpu: dict[tuple[str, int], ServerCpu] = {}
     for concurrency in levels:
         probe = run_level(routes[0], concurrency, 1, processes=processes)
         durations = sorted(sample.stream_seconds for sample in probe.ok) or [0.0]
         spread = durations[len(durations) // 2]
-        passes = [run_level(route, concurrency, max(1, requests_each(concurrency) // 2), spread_seconds=spread,
-                            processes=processes) for route in [*routes, *reversed(routes)]]
+        passes = []
+        for route in [*routes, *reversed(routes)]:
+            meter = PortCpu(servers)
+            passes.append(run_level(route, concurrency, max(1, requests_each(concurrency) // 2),
+                                    spread_seconds=spread, processes=processes))
+            cpu.setdefault((route.name, concurrency), ServerCpu()).add(meter.used())
         for route in routes:
             merged = merge([result for result in passes if result.target == route.name])
             results.append(merged)
-            print(f"  {route.name:<16} c{concurrency:<4} {summary(merged)}", flush=True)
-    return results
+            print(f"  {route.name:<16} c{concurrency:<4} {summary(merged)}; "
+                  f"{cores_text(cpu[(route.name, concurrency)], merged)}", flush=True)
+    return results, cpu
+
+
+def cores_text(cpu: ServerCpu, result: LevelResult) -> str:
+    return ", ".join(f"{name} {cpu.cores(name, result.wall_seconds):.2f} cores" for name in cpu.seconds)
 
 
 def merge(parts: list[LevelResult]) -> LevelResult:
@@ -130,29 +159,34 @@ def client_check(direct: Target, concurrency: int) -> dict[str, float]:
     return check
 
 
-def table(results: list[LevelResult], levels: list[int]) -> str:
+def table(results: list[LevelResult], levels: list[int], cpu: dict[tuple[str, int], ServerCpu]) -> str:
     lines = [("| concurrency | route | TTFT p50 | TTFT p99 | added p50 | text deltas/s | tokens/s | vs direct | tok/stream "
-             "| failed |"), "|---|---|---|---|---|---|---|---|---|---|"]
+             "| failed | vLLM cores | proxy cores | client cores |"), "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for concurrency in levels:
         level = [result for result in results if result.concurrency == concurrency]
         direct = next(result for result in level if result.target == DIRECT)
         for result in level:
+            used = cpu.get((result.target, concurrency), ServerCpu())
             added = result.ttft_ms(0.5) - direct.ttft_ms(0.5)
             share = result.usage_rate / direct.usage_rate if direct.usage_rate else float("nan")
             lines.append(f"| {concurrency} | {result.target} | {result.ttft_ms(0.5):.1f} ms | {result.ttft_ms(0.99):.1f} ms "
                          f"| {'-' if result is direct else f'{added:+.1f} ms'} | {result.aggregate_rate:.0f} "
                          f"| {result.usage_rate:.0f} | {share:.1%} | {result.mean_usage_tokens:.0f} "
-                         f"| {result.failures}/{len(result.samples)} |")
+                         f"| {result.failures}/{len(result.samples)} "
+                         f"| {used.cores('vllm', result.wall_seconds):.2f} | {used.cores('proxy', result.wall_seconds):.2f} "
+                         f"| {result.client_cores:.2f} |")
     return "\n".join(lines)
 
 
-def as_json(results: list[LevelResult]) -> list[dict]:
+def as_json(results: list[LevelResult], cpu: dict[tuple[str, int], ServerCpu]) -> list[dict]:
     return [{"route": result.target, "concurrency": result.concurrency, "streams": len(result.samples),
              "failed": result.failures, "errors": sorted({sample.error for sample in result.samples if sample.error})[:5],
              "ttft_p50_ms": result.ttft_ms(0.5), "ttft_p99_ms": result.ttft_ms(0.99),
              "text_deltas_per_s": result.aggregate_rate, "tokens_per_s": result.usage_rate,
              "tokens_per_stream": result.mean_usage_tokens, "deltas_per_stream": result.mean_tokens,
-             "client_cores": result.client_cores, "client_processes": result.client_processes}
+             "client_cores": result.client_cores, "client_processes": result.client_processes,
+             "server_cores": {name: cpu[(result.target, result.concurrency)].cores(name, result.wall_seconds)
+                              for name in cpu.get((result.target, result.concurrency), ServerCpu()).seconds}}
             for result in results]
 
 
@@ -169,14 +203,14 @@ def main() -> None:
     options = parser.parse_args()
     levels = [int(level) for level in options.levels.split(",")]
     wanted = options.routes.split(",")
-    routes = [route for route in targets(stack_access(options.stack, options.proxy_port), options.tokens)
-              if route.name in wanted]
+    access = stack_access(options.stack, options.proxy_port)
+    routes = [route for route in targets(access, options.tokens) if route.name in wanted]
     report: dict = {"levels": levels, "tokens": options.tokens}
     if options.client_check:
         report["client_check"] = client_check(routes[0], max(levels))
-    results = measure(routes, levels)
-    report["results"] = as_json(results)
-    report["table"] = table(results, levels)
+    results, cpu = measure(routes, levels, {"vllm": access.vllm_port, "proxy": access.proxy_port})
+    report["results"] = as_json(results, cpu)
+    report["table"] = table(results, levels, cpu)
     print(report["table"])
     if options.json:
         options.json.write_text(json.dumps(report, indent=2))

@@ -57,6 +57,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from process_cpu import tree_cpu
 from proxy_process import free_port
 from stream_client import LevelResult, Target, run_level
 
@@ -68,28 +69,6 @@ LITELLM_VERSION = "1.106.2"  # the version the issue measured by hand
 
 
 # ---- servers: processes with a CPU meter ---------------------------------------------------------
-
-
-def tree_cpu(pid: int) -> float:
-    """CPU seconds of `pid` and its descendants (a proxy's workers), every thread, from the
-    scheduler's nanosecond counters (/proc/.../schedstat; /proc/.../stat counts 10 ms ticks)."""
-    parents: dict[int, int] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                parents[int(entry)] = int(Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[1])
-            except OSError:
-                continue
-    total, todo = 0.0, [pid]
-    while todo:
-        current = todo.pop()
-        try:
-            for task in os.listdir(f"/proc/{current}/task"):
-                total += int(Path(f"/proc/{current}/task/{task}/schedstat").read_text().split()[0]) / 1e9
-        except OSError:
-            pass
-        todo += [child for child, parent in parents.items() if parent == current]
-    return total
 
 
 @dataclass

@@ -13,7 +13,9 @@ install (Debian's nginx/Prometheus/node-exporter unpacked; a venv for stackctl a
 --hardware generic --model DIR --runtime native` with the engine as engine.python, then `up`),
 checks (doctor against the real driver, status, the gpu-exporter against nvidia-smi, the SDKs
 through nginx and the proxy), memory (what vLLM says of its pool), bench
-(benchmarks/engine_routes.py), session (tools/gpu_check/session.py replay), report.
+(benchmarks/engine_routes.py, with the cores each server used), bench_before (an older proxy,
+.gpu-check/before, beside this one), bench_workers (this proxy with 2 and 8 workers, at 64 and
+256 streams), session (tools/gpu_check/session.py replay), session_deep (36 layers), report.
 """
 
 from __future__ import annotations
@@ -31,8 +33,8 @@ import traceback
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-PHASES = ("join", "install", "model", "stack", "checks", "memory", "bench", "bench_before", "session",
-          "session_deep")
+PHASES = ("join", "install", "model", "stack", "checks", "memory", "bench", "bench_before", "bench_workers",
+          "session", "session_deep")
 # An older filter-proxy to measure beside this one in the same run (`git archive REV stackctl`
 # unpacked here, carried with the call): the gateway's before/after on the same engine.
 BEFORE = REPO / ".gpu-check" / "before"
@@ -329,16 +331,31 @@ class Check:
         """The same routes through an older filter-proxy (BEFORE) in front of the same vLLM."""
         if not (BEFORE / "stackctl").is_dir():
             return {"skipped": f"no older proxy in {BEFORE}"}
-        port = 4100
+        result = self.side_proxy_bench(BEFORE, 4100, [], "bench-before", self.levels)
+        return {**result, "revision": (BEFORE / "REVISION").read_text().strip() if (BEFORE / "REVISION").exists() else None}
+
+    def phase_bench_workers(self) -> dict:
+        """This proxy with 2 and with 8 workers beside the stack's (auto: 4 on 16 cores), in front of
+        the same vLLM at the high levels: where the CPU goes (vLLM's server, the proxy, the client)
+        and whether fewer or more workers leave vLLM's API server more of the machine."""
+        levels = ",".join(level for level in self.levels.split(",") if int(level) >= 64) or self.levels
+        return {f"workers_{count}": self.side_proxy_bench(REPO, 4100 + count, ["--workers", str(count)],
+                                                          f"bench-workers-{count}", levels)
+                for count in (2, 8)}
+
+    def side_proxy_bench(self, source: Path, port: int, extra: list[str], name: str, levels: str) -> dict:
+        """engine_routes through a filter-proxy started from `source` on `port`, with the stack's keys."""
         dotenv = self.dotenv()
-        env = {**self.env, "PYTHONPATH": str(BEFORE), "STACKCTL_PROXY_KEYS": dotenv["STACKCTL_PROXY_KEYS"],
+        env = {**self.env, "PYTHONPATH": str(source), "STACKCTL_PROXY_KEYS": dotenv["STACKCTL_PROXY_KEYS"],
                "VLLM_API_KEY": dotenv["VLLM_API_KEY"], "STACKCTL_PROXY_LOG_LEVEL": "warning"}
         config = self.stack_config()
-        with open(self.work / "proxy-before.log", "wb") as log:
+        log_path = self.work / f"proxy-{name}.log"
+        with open(log_path, "wb") as log:
             proxy = subprocess.Popen([self.venv / "bin/python", "-m", "stackctl", "filter-proxy", "serve",
                                       "--backend", f"http://127.0.0.1:{config['ports'].get('vllm', 8000)}",
                                       "--port", str(port), "--default-model", config_model(self.stack),
-                                      "--max-concurrent", "0"], env=env, stdout=log, stderr=subprocess.STDOUT, cwd=BEFORE)
+                                      "--max-concurrent", "0", *extra], env=env, stdout=log, stderr=subprocess.STDOUT,
+                                     cwd=source)
         try:
             import urllib.request
 
@@ -349,17 +366,16 @@ class Check:
                     break
                 except OSError:
                     if time.monotonic() > deadline or proxy.poll() is not None:
-                        raise RuntimeError(f"the older proxy did not start: {(self.work / 'proxy-before.log').read_text()[-2000:]}")
+                        raise RuntimeError(f"the {name} proxy did not start: {log_path.read_text()[-2000:]}")
                     time.sleep(0.5)
-            out = self.work / "bench-before.json"
+            out = self.work / f"{name}.json"
             done = self.sh([self.venv / "bin/python", REPO / "benchmarks/engine_routes.py", "--stack", self.stack,
-                            "--levels", self.levels, "--tokens", str(self.tokens), "--proxy-port", str(port),
-                            "--json", out], timeout=1500)
+                            "--levels", levels, "--tokens", str(self.tokens), "--proxy-port", str(port),
+                            "--routes", "direct,openai route,anthropic route", "--json", out], timeout=1500)
         finally:
             proxy.terminate()
             proxy.wait(20)
-        return {**json.loads(out.read_text()), "output": done.stdout[-6000:],
-                "revision": (BEFORE / "REVISION").read_text().strip() if (BEFORE / "REVISION").exists() else None}
+        return {**json.loads(out.read_text()), "output": done.stdout[-6000:]}
 
     def phase_session(self) -> dict:
         recording = self.bundle / "session.json"
@@ -430,6 +446,8 @@ def markdown(report: dict) -> str:
     before = report["phases"].get("bench_before", {}).get("result")
     if before and "table" in before:
         lines += ["", f"## Routes through the older proxy ({before.get('revision')}), same engine", "", before["table"]]
+    for name, result in (report["phases"].get("bench_workers", {}).get("result") or {}).items():
+        lines += ["", f"## This proxy with {name.replace('_', ' ')}, same engine", "", result["table"]]
     session = report["phases"].get("session", {}).get("result")
     if session:
         lines += ["", "## Claude Code session replayed (prefix cache)", "",
@@ -463,8 +481,8 @@ def wait(work: Path, until: float, out: Path | None) -> int:
         time.sleep(5)
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
-        for name in ("report.json", "report.md", "run.log", "bench.json", "bench-before.json", "session-report.json",
-                     "session-deep-report.json"):
+        for name in ("report.json", "report.md", "run.log", "bench.json", "bench-before.json", "bench-workers-2.json",
+                     "bench-workers-8.json", "session-report.json", "session-deep-report.json"):
             if (work / name).exists():
                 shutil.copy(work / name, out / name)
         stack_logs = work / "stack" / ".stackctl" / "logs"
