@@ -3,28 +3,30 @@ stack, for each concurrency level:
 
 - direct: streamed chat completions straight to vLLM (its own port and key);
 - direct+usage: the same, asking vLLM for usage on every chunk (`continuous_usage_stats`, as the
-  proxy's Anthropic route does so that message_start carries the prompt's size): what that costs
-  vLLM's own server;
+  proxy's Anthropic route did before it asked once, at the end): what that costs vLLM's server;
 - openai: the same requests through the filter-proxy's OpenAI route (a client key);
 - anthropic: the same prompt as Anthropic Messages through the proxy's translation.
 
 TTFT p50/p99, aggregate text tokens/s and failed streams (a stream that ends without its closing
-event, or an error status), and what each route adds to direct. Where the CPU went, per route: the
+event, or an error status), and what each route adds to direct: per level, --rounds rounds run
+every route once, back to back, and each route's share of direct's throughput and its added TTFT
+are taken round by round (the median, with the rounds' range). Where the CPU went, per route: the
 cores used by vLLM's server (the process on its port and its engine processes), by the proxy (its
-parent and workers) and by the client, read from /proc around each pass (benchmarks/process_cpu.py). Every reply asks for --tokens
-tokens (`ignore_eos` where the API has it; the GPU check's model never ends a turn by itself, so
-the Anthropic route runs to the same length). The client (benchmarks/stream_client.py) is sharded
+parent and workers) and by the client, read from /proc around each pass (process_cpu.py). Every
+reply asks for --tokens tokens (`ignore_eos` where the API has it; the GPU check's model never
+ends a turn by itself, so the Anthropic route runs to the same length). The client (benchmarks/stream_client.py) is sharded
 over worker processes; `--client-check` first measures it alone against vLLM with one worker and
 with several, so a ceiling of the client is not read as one of the proxy.
 
     .venv/bin/python benchmarks/engine_routes.py --stack DIR [--levels 1,16,64,256] [--tokens 256]
-        [--client-check] [--proxy-port PORT] [--json FILE]
+        [--rounds 3] [--client-check] [--proxy-port PORT] [--json FILE]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -80,14 +82,16 @@ def targets(access: StackAccess, tokens: int) -> list[Target]:
     ]
 
 
-def requests_each(concurrency: int) -> int:
-    """Enough streams per level for a p99 that means something, a few rounds at most."""
-    return 16 if concurrency == 1 else max(2, 64 // concurrency)
+def per_pass(concurrency: int) -> int:
+    """Requests each connection sends in one pass: enough for several seconds of steady decoding
+    at GPU speed, so a pass is not one wave's ramp up and down (whose edges dominated the short
+    passes of the first H100 runs: direct alone moved 12k-20k tokens/s between passes at 256)."""
+    return {1: 8, 16: 4, 64: 4}.get(concurrency, 2)
 
 
 @dataclass
 class ServerCpu:
-    """CPU seconds each server used while one route ran at one level (both passes)."""
+    """CPU seconds each server used while one route ran at one level (all its rounds)."""
 
     seconds: dict[str, float] = field(default_factory=dict)
 
@@ -99,30 +103,65 @@ class ServerCpu:
         return self.seconds.get(name, 0.0) / wall_seconds if wall_seconds else float("nan")
 
 
-def measure(routes: list[Target], levels: list[int], servers: dict[str, int],
-            processes: int | None = None) -> tuple[list[LevelResult], dict[tuple[str, int], ServerCpu]]:
+@dataclass(frozen=True)
+class Paired:
+    """A route against direct, round by round (each round runs every route once, back to back):
+    the throughput share and the added TTFT p50 of each round, so the spread between rounds shows."""
+
+    shares: list[float]
+    added_ttft_ms: list[float]
+
+    @staticmethod
+    def of(route: list[LevelResult], direct: list[LevelResult]) -> Paired:
+        pairs = list(zip(route, direct, strict=True))
+        return Paired([mine.usage_rate / base.usage_rate if base.usage_rate else float("nan") for mine, base in pairs],
+                      [mine.ttft_ms(0.5) - base.ttft_ms(0.5) for mine, base in pairs])
+
+    @property
+    def share(self) -> float:
+        return statistics.median(self.shares)
+
+    @property
+    def added_ms(self) -> float:
+        return statistics.median(self.added_ttft_ms)
+
+
+@dataclass
+class Measured:
+    results: list[LevelResult] = field(default_factory=list)  # each route's rounds merged, per level
+    cpu: dict[tuple[str, int], ServerCpu] = field(default_factory=dict)
+    paired: dict[tuple[str, int], Paired] = field(default_factory=dict)
+
+
+def measure(routes: list[Target], levels: list[int], servers: dict[str, int], rounds: int = 3,
+            processes: int | None = None) -> Measured:
     """Each level: one untimed round learns how long a reply takes (the agents' first requests are
-    then spread over it, the same for every route), then every route twice, in one order and in
-    the reverse one, so no route is favoured by going first (a cold cache, a warming GPU).
-    `servers` (name -> port): whose CPU to read around each pass."""
-    results = []
-    cpu: dict[tuple[str, int], ServerCpu] = {}
+    then spread over it, the same for every route), then `rounds` rounds of every route, in one
+    order and then the reverse, so no route is favoured by going first (a cold cache, a warming
+    GPU). `servers` (name -> port): whose CPU to read around each pass."""
+    measured = Measured()
     for concurrency in levels:
         probe = run_level(routes[0], concurrency, 1, processes=processes)
         durations = sorted(sample.stream_seconds for sample in probe.ok) or [0.0]
         spread = durations[len(durations) // 2]
-        passes = []
-        for route in [*routes, *reversed(routes)]:
-            meter = PortCpu(servers)
-            passes.append(run_level(route, concurrency, max(1, requests_each(concurrency) // 2),
-                                    spread_seconds=spread, processes=processes))
-            cpu.setdefault((route.name, concurrency), ServerCpu()).add(meter.used())
+        by_round: list[dict[str, LevelResult]] = []
+        for number in range(rounds):
+            this: dict[str, LevelResult] = {}
+            for route in routes if number % 2 == 0 else list(reversed(routes)):
+                meter = PortCpu(servers)
+                this[route.name] = run_level(route, concurrency, per_pass(concurrency), spread_seconds=spread,
+                                             processes=processes)
+                measured.cpu.setdefault((route.name, concurrency), ServerCpu()).add(meter.used())
+            by_round.append(this)
         for route in routes:
-            merged = merge([result for result in passes if result.target == route.name])
-            results.append(merged)
+            merged = merge([this[route.name] for this in by_round])
+            measured.results.append(merged)
+            if DIRECT in by_round[0]:
+                measured.paired[(route.name, concurrency)] = Paired.of([this[route.name] for this in by_round],
+                                                                       [this[DIRECT] for this in by_round])
             print(f"  {route.name:<16} c{concurrency:<4} {summary(merged)}; "
-                  f"{cores_text(cpu[(route.name, concurrency)], merged)}", flush=True)
-    return results, cpu
+                  f"{cores_text(measured.cpu[(route.name, concurrency)], merged)}", flush=True)
+    return measured
 
 
 def cores_text(cpu: ServerCpu, result: LevelResult) -> str:
@@ -130,7 +169,7 @@ def cores_text(cpu: ServerCpu, result: LevelResult) -> str:
 
 
 def merge(parts: list[LevelResult]) -> LevelResult:
-    """Two passes of one route as one result: their samples, their walls and CPU added."""
+    """The passes of one route as one result: their samples, their walls and CPU added."""
     merged = LevelResult(parts[0].target, parts[0].concurrency, client_processes=parts[0].client_processes)
     for part in parts:
         merged.samples += part.samples
@@ -146,8 +185,8 @@ def summary(result: LevelResult) -> str:
 
 def client_check(direct: Target, concurrency: int) -> dict[str, float]:
     """The client alone against vLLM: one worker process against several, at the highest level."""
-    single = run_level(direct, concurrency, requests_each(concurrency), processes=1)
-    sharded = run_level(direct, concurrency, requests_each(concurrency))
+    single = run_level(direct, concurrency, per_pass(concurrency), processes=1)
+    sharded = run_level(direct, concurrency, per_pass(concurrency))
     tokens = sum(sample.tokens for sample in single.ok) or 1
     check = {"concurrency": concurrency, "one_worker_tokens_per_s": single.aggregate_rate,
              "sharded_tokens_per_s": sharded.aggregate_rate, "sharded_workers": sharded.client_processes,
@@ -159,35 +198,46 @@ def client_check(direct: Target, concurrency: int) -> dict[str, float]:
     return check
 
 
-def table(results: list[LevelResult], levels: list[int], cpu: dict[tuple[str, int], ServerCpu]) -> str:
+def table(measured: Measured, levels: list[int]) -> str:
+    """`vs direct` and `added p50`: the median over the rounds of each round's figure against
+    direct's in the same round, with the rounds' range in brackets."""
     lines = [("| concurrency | route | TTFT p50 | TTFT p99 | added p50 | text deltas/s | tokens/s | vs direct | tok/stream "
              "| failed | vLLM cores | proxy cores | client cores |"), "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for concurrency in levels:
-        level = [result for result in results if result.concurrency == concurrency]
-        direct = next(result for result in level if result.target == DIRECT)
-        for result in level:
-            used = cpu.get((result.target, concurrency), ServerCpu())
-            added = result.ttft_ms(0.5) - direct.ttft_ms(0.5)
-            share = result.usage_rate / direct.usage_rate if direct.usage_rate else float("nan")
+        for result in (result for result in measured.results if result.concurrency == concurrency):
+            used = measured.cpu.get((result.target, concurrency), ServerCpu())
+            paired = measured.paired.get((result.target, concurrency))
+            if result.target == DIRECT or paired is None:
+                added, share = "-", "100.0%" if result.target == DIRECT else "-"
+            else:
+                added = (f"{paired.added_ms:+.1f} ms ({min(paired.added_ttft_ms):+.1f}..{max(paired.added_ttft_ms):+.1f})")
+                share = f"{paired.share:.1%} ({min(paired.shares):.0%}-{max(paired.shares):.0%})"
             lines.append(f"| {concurrency} | {result.target} | {result.ttft_ms(0.5):.1f} ms | {result.ttft_ms(0.99):.1f} ms "
-                         f"| {'-' if result is direct else f'{added:+.1f} ms'} | {result.aggregate_rate:.0f} "
-                         f"| {result.usage_rate:.0f} | {share:.1%} | {result.mean_usage_tokens:.0f} "
-                         f"| {result.failures}/{len(result.samples)} "
+                         f"| {added} | {result.aggregate_rate:.0f} | {result.usage_rate:.0f} | {share} "
+                         f"| {result.mean_usage_tokens:.0f} | {result.failures}/{len(result.samples)} "
                          f"| {used.cores('vllm', result.wall_seconds):.2f} | {used.cores('proxy', result.wall_seconds):.2f} "
                          f"| {result.client_cores:.2f} |")
     return "\n".join(lines)
 
 
-def as_json(results: list[LevelResult], cpu: dict[tuple[str, int], ServerCpu]) -> list[dict]:
-    return [{"route": result.target, "concurrency": result.concurrency, "streams": len(result.samples),
-             "failed": result.failures, "errors": sorted({sample.error for sample in result.samples if sample.error})[:5],
-             "ttft_p50_ms": result.ttft_ms(0.5), "ttft_p99_ms": result.ttft_ms(0.99),
-             "text_deltas_per_s": result.aggregate_rate, "tokens_per_s": result.usage_rate,
-             "tokens_per_stream": result.mean_usage_tokens, "deltas_per_stream": result.mean_tokens,
-             "client_cores": result.client_cores, "client_processes": result.client_processes,
-             "server_cores": {name: cpu[(result.target, result.concurrency)].cores(name, result.wall_seconds)
-                              for name in cpu.get((result.target, result.concurrency), ServerCpu()).seconds}}
-            for result in results]
+def as_json(measured: Measured) -> list[dict]:
+    rows = []
+    for result in measured.results:
+        key = (result.target, result.concurrency)
+        used = measured.cpu.get(key, ServerCpu())
+        paired = measured.paired.get(key)
+        rows.append({
+            "route": result.target, "concurrency": result.concurrency, "streams": len(result.samples),
+            "failed": result.failures, "errors": sorted({sample.error for sample in result.samples if sample.error})[:5],
+            "ttft_p50_ms": result.ttft_ms(0.5), "ttft_p99_ms": result.ttft_ms(0.99),
+            "text_deltas_per_s": result.aggregate_rate, "tokens_per_s": result.usage_rate,
+            "tokens_per_stream": result.mean_usage_tokens, "deltas_per_stream": result.mean_tokens,
+            "client_cores": result.client_cores, "client_processes": result.client_processes,
+            "server_cores": {name: used.cores(name, result.wall_seconds) for name in used.seconds},
+            "share_of_direct_by_round": paired.shares if paired else None,
+            "added_ttft_p50_ms_by_round": paired.added_ttft_ms if paired else None,
+        })
+    return rows
 
 
 def main() -> None:
@@ -195,6 +245,7 @@ def main() -> None:
     parser.add_argument("--stack", type=Path, required=True, help="the stack directory (stack.yaml, .env)")
     parser.add_argument("--levels", default="1,16,64,256")
     parser.add_argument("--tokens", type=int, default=256)
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of every route per level (paired with direct)")
     parser.add_argument("--routes", default=f"{DIRECT},{DIRECT_USAGE},{OPENAI},{ANTHROPIC}")
     parser.add_argument("--client-check", action="store_true")
     parser.add_argument("--proxy-port", type=int, help="another filter-proxy in front of the same vLLM, with the "
@@ -208,9 +259,9 @@ def main() -> None:
     report: dict = {"levels": levels, "tokens": options.tokens}
     if options.client_check:
         report["client_check"] = client_check(routes[0], max(levels))
-    results, cpu = measure(routes, levels, {"vllm": access.vllm_port, "proxy": access.proxy_port})
-    report["results"] = as_json(results, cpu)
-    report["table"] = table(results, levels, cpu)
+    measured = measure(routes, levels, {"vllm": access.vllm_port, "proxy": access.proxy_port}, options.rounds)
+    report["results"] = as_json(measured)
+    report["table"] = table(measured, levels)
     print(report["table"])
     if options.json:
         options.json.write_text(json.dumps(report, indent=2))

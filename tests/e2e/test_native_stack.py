@@ -127,6 +127,8 @@ def test_the_route_benchmark_measures_every_route_of_the_stack(stack: DemoStack,
     results = json.loads(out.read_text())["results"]
     assert sorted({result["route"] for result in results}) == ["anthropic route", "direct", "direct+usage", "openai route"]
     assert all(result["failed"] == 0 and result["tokens_per_s"] > 0 for result in results), results
+    # Each proxied route is paired with direct round by round (3 rounds by default).
+    assert all(len(result["share_of_direct_by_round"]) == 3 for result in results), results
     # Where the CPU went: vLLM's server works on every route, the proxy only on its own routes.
     cores = {(result["route"], result["concurrency"]): result["server_cores"] for result in results}
     for (route, level), used in cores.items():

@@ -31,6 +31,7 @@ class BackendQueueWatch:
         self.poll_s = poll_s
         self.waiting: float | None = None  # the last reading; None: unknown
         self._previous: float | None = None  # the reading before it
+        self._over = False  # refusing: the last two readings were past the bound
         self._warned = False
 
     @property
@@ -39,7 +40,7 @@ class BackendQueueWatch:
 
     def check(self) -> None:
         """Raises Overloaded while the last two readings are past the bound."""
-        if self.enabled and self.past_bound(self.waiting) and self.past_bound(self._previous):
+        if self._over:
             raise Overloaded(
                 f"the model backend is overloaded: {self.waiting:g} requests are waiting "
                 f"(the bound is {self.max_waiting}); retry with back-off",
@@ -51,6 +52,13 @@ class BackendQueueWatch:
 
     def record(self, reading: float | None) -> None:
         self._previous, self.waiting = self.waiting, reading
+        over = self.enabled and self.past_bound(self.waiting) and self.past_bound(self._previous)
+        if over and not self._over:  # the log says when and at what length refusals began and ended
+            log.warning("refusing new requests: the backend's queue read %g then %g waiting (bound %d)",
+                        self._previous, self.waiting, self.max_waiting)
+        elif self._over and not over:
+            log.info("accepting requests again: the backend's queue reads %s waiting", self.waiting)
+        self._over = over
 
     async def poll_once(self) -> None:
         try:

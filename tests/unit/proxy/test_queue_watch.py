@@ -34,3 +34,12 @@ def test_a_queue_past_the_bound_twice_in_a_row_is_refused_with_the_last_reading(
 
 def test_zero_turns_it_off():
     watch(500, 500, bound=0).check()
+
+
+def test_the_log_says_when_refusals_begin_and_end(caplog):
+    caplog.set_level("INFO", logger="stackctl.proxy")
+    queue = watch(10, 90, 120, 130)
+    queue.record(5)
+    said = [record.getMessage() for record in caplog.records]
+    assert said == ["refusing new requests: the backend's queue read 90 then 120 waiting (bound 64)",
+                    "accepting requests again: the backend's queue reads 5 waiting"]
