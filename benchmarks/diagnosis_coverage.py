@@ -36,9 +36,9 @@ from stackctl.config import parse_stack_config
 from stackctl.diagnosis import Cause, Diagnosis, diagnose_log
 from stackctl.diagnosis.diagnose import context_for
 from tests.unit.diagnosis.real_logs import (
-    DATA,
     FAILURE_LOGS,
     HELDOUT_FAILURES,
+    HELDOUT_ROUNDS,
     REQUEST_ERRORS,
     SERVICE_FAILURES,
     expected_class,
@@ -69,7 +69,7 @@ def own_set() -> list[Outcome]:
                    "auto_tool_choice": "auto_tool_choice_disabled"}
         wanted = Cause[aliases.get(label, label)]
         outcomes.append(Outcome(path.stem, diagnosis is not None and diagnosis.cause is wanted, _said(diagnosis)))
-    return outcomes + labelled(DATA / "heldout_round1") + labelled(DATA / "heldout_round2")
+    return outcomes + [outcome for directory in HELDOUT_ROUNDS for outcome in labelled(directory)]
 
 
 def held_out() -> list[Outcome]:

@@ -23,6 +23,7 @@ class Cause(str, Enum):
     context_window_exceeded = "context-window-exceeded"
     refused_flag = "refused-flag"
     refused_choice = "refused-choice"
+    tp_heads_not_divisible = "tp-heads-not-divisible"
     unknown_env_var = "unknown-env-var"
     auto_tool_choice_disabled = "auto-tool-choice-disabled"
     served_model_mismatch = "served-model-mismatch"
@@ -36,6 +37,7 @@ class Cause(str, Enum):
     no_gpu = "no-gpu"
     driver_too_old = "driver-too-old"
     no_kernel_image = "no-kernel-image"
+    bfloat16_unsupported = "bfloat16-unsupported"
     quantization_unsupported = "quantization-unsupported"
     attention_sinks_unsupported = "attention-sinks-unsupported"
     ptxas_unknown_arch = "ptxas-unknown-arch"
@@ -134,6 +136,9 @@ class DiagnosisContext:
     service: str = "vllm"
     # vllm.extra_args of stack.yaml (None: unknown), to tell the user's flags from the profile's.
     extra_args: tuple[str, ...] | None = None
+    # The flags stackctl's own rendered command adds (None: unknown), so a refused flag in neither
+    # list is known to come from the user, not from a profile.
+    stackctl_flags: tuple[str, ...] | None = None
     # Host port -> the stack.yaml key that sets it (e.g. 8000 -> "ports.vllm").
     port_keys: Mapping[int, str] = field(default_factory=dict)
     # True: the service failed to start (a failed `up`), so the log's last error is fatal; None:

@@ -1,5 +1,6 @@
 """The GPU, its driver and the kernels built for it: none visible, a driver older than the image,
-no kernels for sm_120/sm_121, a weight format or attention feature this GPU or build lacks."""
+no kernels for sm_120/sm_121, bfloat16 on a GPU older than Ampere, a weight format or attention
+feature this GPU or build lacks."""
 
 from __future__ import annotations
 
@@ -52,6 +53,21 @@ def _no_kernel_image(evidence: Evidence) -> Diagnosis:
                  Fix(f"use a build with Blackwell kernels (sm_120 RTX PRO 6000, sm_121 GB10 need CUDA 12.8+ builds): "
                      f"NVIDIA's image, images.vllm: {_NGC_IMAGE} or newer", key="images.vllm", value=_NGC_IMAGE),
                  severity=severity, **({"capability": gpu["capability"]} if gpu else {}))
+
+
+_BF16_GPU = re.compile(r"Your (?P<gpu>.+?) GPU has compute capability (?P<capability>\d+\.\d+)")
+
+
+def _bfloat16_unsupported(evidence: Evidence) -> Diagnosis:
+    gpu = evidence.read(_BF16_GPU)
+    what = f"{gpu['gpu']} (compute capability {gpu['capability']})" if gpu else "this GPU"
+    return found(evidence, Cause.bfloat16_unsupported,
+                 f"the model's dtype is bfloat16, which {what} cannot compute: it needs compute capability 8.0 "
+                 "(Ampere) or newer",
+                 Fix("run it in float16: add --dtype half to vllm.extra_args (it overrides the hardware profile's "
+                     "--dtype); a model trained in bfloat16 may overflow in float16, so check its answers, or use a "
+                     "GPU of compute capability 8.0+", key="vllm.extra_args", flag="--dtype", value="half"),
+                 **({"capability": gpu["capability"]} if gpu else {}))
 
 
 _QUANT = re.compile(r"quantization method (?P<method>\w+) is not supported for the current GPU\. "
@@ -131,6 +147,9 @@ SIGNATURES: tuple[Signature, ...] = (
               r"|forward compatibility was attempted on non supported HW", _driver_too_old),
     signature(Cause.no_kernel_image, r"no kernel image is available for execution on the device", _no_kernel_image),
     signature(Cause.no_kernel_image, r"Found GPU\d+ .+ which is of cuda capability", _no_kernel_image, ADVISORY),
+    signature(Cause.bfloat16_unsupported,
+              r"Bfloat16 is only supported on GPUs with compute capability|'\.bf16' requires \.target sm_80",
+              _bfloat16_unsupported),
     signature(Cause.quantization_unsupported,
               r"quantization method \w+ is not supported for the current GPU|Quantization scheme is not supported for"
               r"|type fp8e4nv not supported in this "
