@@ -1,12 +1,17 @@
-"""Rendered configs checked by the real tools: `nginx -t` and `promtool check config`."""
+"""Rendered configs checked by the real tools: `nginx -t` and `promtool check config`; and the real
+nginx running the rendered site with its upstream down, its own log diagnosed."""
 
 import shutil
+import socket
 import subprocess
 
+import httpx
 import pytest
 
 from stackctl.config import parse_stack_config
+from stackctl.diagnosis import Cause, diagnose_service_log
 from stackctl.layout import StackLayout
+from tests.support.processes import eventually, free_port, services
 from tests.support.stack_builder import render_into
 
 pytestmark = pytest.mark.integration
@@ -63,6 +68,34 @@ def test_tls_site_with_certificate_passes_nginx_t(tmp_path):
     site = (layout.rendered / "nginx/stackctl-site.conf").read_text()
     assert "return 301 https://" in site and "listen 18443 ssl" in site
     assert str(tmp_path / "le" / "live" / "llm.example.org" / "fullchain.pem") in site
+
+
+def test_nginx_in_front_of_a_filter_proxy_that_is_not_up_is_diagnosed_from_its_own_log(tmp_path):
+    # Nothing listens on ports.proxy: nginx answers 502 and logs why; `logs nginx --explain` reads that log.
+    ports = {"http": free_port(), "proxy": free_port()}
+    config = parse_stack_config({"hardware": "cpu", "model": "tiny", "runtime": "native", "ports": ports,
+                                 "services": {"monitoring": False}})
+    layout = StackLayout(tmp_path / "stack")
+    render_into(layout, config, "native")
+    (layout.state / "nginx").mkdir(parents=True, exist_ok=True)
+    (layout.state / "logs").mkdir(parents=True, exist_ok=True)
+    with services(tmp_path) as group:
+        nginx = group.start("nginx", [require("nginx"), "-c", str(layout.rendered / "nginx/nginx.conf"),
+                                      "-p", str(layout.state / "nginx"), "-g", "daemon off;"],
+                            ready=lambda: _listening(ports["http"]))
+        answer = httpx.get(f"http://127.0.0.1:{ports['http']}/v1/models", timeout=10)
+        assert answer.status_code == 502
+        assert eventually(lambda: "while connecting to upstream" in nginx.log_path.read_text())
+        lines = nginx.log_path.read_text().splitlines()
+    diagnosis = diagnose_service_log("nginx", lines, config)
+    assert diagnosis is not None and diagnosis.cause is Cause.nginx_upstream_down, lines
+    assert diagnosis.fix.key == "ports.proxy" and "stackctl logs filter-proxy" in diagnosis.fix.text
+    assert str(ports["proxy"]) in diagnosis.values["upstream"]
+
+
+def _listening(port: int) -> bool:
+    with socket.create_connection(("127.0.0.1", port), timeout=1):
+        return True
 
 
 def test_prometheus_config_passes_promtool(tmp_path):
