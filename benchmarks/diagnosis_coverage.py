@@ -11,9 +11,11 @@ held-out set of real failure logs collected from other public reports and never 
   then 331/331; its misses led to two classes built from other reports, bfloat16 on a pre-Ampere GPU
   and a tensor parallel size the attention heads cannot be split by, and to refused flags told
   apart by whether stackctl's own command adds them, nginx's refused upstream whatever call it
-  names, and more wordings of a request past the window).
-- held-out: tests/data/heldout_failures, round 4: 62 logs from 62 other reports, collected after
-  round 3 was built from and measured once: 39/62 = 62.9% (own set then 415/415). Each file's
+  names, and more wordings of a request past the window) and tests/data/heldout_round4 (62 logs
+  from 62 other reports, collected after round 3 was built from: 39/62 = 62.9%, own set then
+  415/415; its misses led to classes built by cause from other reports).
+- held-out: tests/data/heldout_failures, round 5: logs from other reports, collected after round 4
+  was built from and measured once. Each file's
   `# fix:` header lists what a right fix names (`key=`, `flag=`, `env=`: that field of the fix;
   `text=`: words in the fix sentence); any one suffices. The class in the file name is only a
   label: a fix reached by another class, or by the fallback reading the remedy the log names,
