@@ -49,6 +49,7 @@ class Cause(str, Enum):
     socket_interface = "socket-interface"
     ray_node_without_gpu = "ray-node-without-gpu"
     harmony_vocab_offline = "harmony-vocab-offline"
+    hub_offline = "hub-offline"
     # the container cannot start: Docker and the NVIDIA container runtime
     container_cuda_requirement = "container-cuda-requirement"
     no_gpu_runtime = "no-gpu-runtime"
@@ -60,11 +61,15 @@ class Cause(str, Enum):
     docker_not_running = "docker-not-running"
     docker_disk_full = "docker-disk-full"
     mount_propagation = "mount-propagation"
+    gpu_access_lost = "gpu-access-lost"
     # single requests to a running vLLM
     request_context_overflow = "request-context-overflow"
     system_message_position = "system-message-position"
     tool_parser_failure = "tool-parser-failure"
     chat_template_missing = "chat-template-missing"
+    tool_choice_without_tools = "tool-choice-without-tools"
+    # an agent client pointed at the wrong place
+    client_base_url = "client-base-url"
     # nginx and certbot
     nginx_certificate_missing = "nginx-certificate-missing"
     nginx_upstream_down = "nginx-upstream-down"
@@ -77,6 +82,7 @@ class Cause(str, Enum):
     # Prometheus and Grafana
     prometheus_storage_permission = "prometheus-storage-permission"
     prometheus_storage_locked = "prometheus-storage-locked"
+    prometheus_config_invalid = "prometheus-config-invalid"
     grafana_data_permission = "grafana-data-permission"
     grafana_datasource_provisioning = "grafana-datasource-provisioning"
     # supervisord (the native runtime)

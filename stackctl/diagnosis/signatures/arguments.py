@@ -43,6 +43,9 @@ def _refused_flag(evidence: Evidence) -> Diagnosis:
     named = ", ".join(flags)
     why = _REMOVED_FLAGS.get(first)
     summary = f"vLLM does not know {named}" + (f" ({why})" if why else "")
+    keyword = _PYTHON_KEYWORD.match(rest)
+    if keyword:
+        return _keyword_for_flag(evidence, keyword["name"], keyword["value"])
     if rest and (not rest.split()[0].startswith("-") or "vllm.entrypoints" in rest):
         return _refused_positional(evidence, rest.split()[0])
     context = evidence.context
@@ -56,6 +59,20 @@ def _refused_flag(evidence: Evidence) -> Diagnosis:
             f"remove {first} from {_EXTRA_ARGS} in stack.yaml: this vLLM has no such flag (removed, newer than "
             "this engine, or only in a patched build; `stackctl doctor` checks the flags against the engine)")
     return found(evidence, Cause.refused_flag, summary, Fix(text, key=_EXTRA_ARGS, flag=first), flags=named)
+
+
+# A Python keyword argument written where the command line wants a flag ("trust_remote_code=True",
+# copied from an `LLM(...)` call or an error that names the option in Python's words).
+_PYTHON_KEYWORD = re.compile(r"(?P<name>[a-z][a-z0-9]*(?:_[a-z0-9]+)+)=(?P<value>\S+)")
+
+
+def _keyword_for_flag(evidence: Evidence, name: str, value: str) -> Diagnosis:
+    flag = "--" + name.replace("_", "-")
+    # A boolean option is a bare flag on the command line; any other takes its value after it.
+    written = flag if value.lower() in ("true", "1") else f"{flag} {value}"
+    return found(evidence, Cause.refused_flag, f"{name}={value} is Python's spelling of the option, not a flag",
+                 Fix(f"write it as the flag {written} in {_EXTRA_ARGS} in stack.yaml (and drop {name}={value})",
+                     key=_EXTRA_ARGS, flag=flag), flags=f"{name}={value}")
 
 
 def _refused_positional(evidence: Evidence, word: str) -> Diagnosis:
@@ -143,13 +160,19 @@ def _auto_tool_choice_disabled(evidence: Evidence) -> Diagnosis:
                      key=_EXTRA_ARGS, flag="--enable-auto-tool-choice"))
 
 
+# vLLM's words, and Claude Code's when the endpoint answers that its model does not exist.
+_ASKED_MODEL = re.compile(r"The model `(?P<name>[^`]*)` does not exist|issue with the selected model \((?P<claude>[^)]*)\)")
+
+
 def _served_model_mismatch(evidence: Evidence) -> Diagnosis:
-    name = evidence.read(re.compile(r"The model `(?P<name>[^`]*)` does not exist")).get("name", "?")
+    asked = evidence.read(_ASKED_MODEL)
+    name = asked.get("name") or asked.get("claude") or "?"
+    claude = " (Claude Code: the model ANTHROPIC_MODEL or /model names; `stackctl connect claude-code` sets it)"
     return found(evidence, Cause.served_model_mismatch,
                  f"a request asked for model `{name}`, which this vLLM does not serve",
-                 Fix("clients must use the served name (served_model_name in stack.yaml, --served-model-name), or "
-                     f"map `{name}` to it under `aliases:` so the filter-proxy rewrites it",
-                     key="served_model_name", flag="--served-model-name"), model=name)
+                 Fix(f"clients must use the served name{claude if 'claude' in asked else ''} (served_model_name in "
+                     f"stack.yaml, --served-model-name), or map `{name}` to it under `aliases:` so the filter-proxy "
+                     "rewrites it", key="served_model_name", flag="--served-model-name"), model=name)
 
 
 SIGNATURES: tuple[Signature, ...] = (
@@ -163,5 +186,6 @@ SIGNATURES: tuple[Signature, ...] = (
     signature(Cause.unknown_env_var, _UNKNOWN_ENV.pattern, _unknown_env_var, ADVISORY),
     signature(Cause.auto_tool_choice_disabled, r"tool choice requires --enable-auto-tool-choice",
               _auto_tool_choice_disabled),
-    signature(Cause.served_model_mismatch, r"The model `[^`]*` does not exist", _served_model_mismatch),
+    signature(Cause.served_model_mismatch, r"The model `[^`]*` does not exist|issue with the selected model \(",
+              _served_model_mismatch),
 )

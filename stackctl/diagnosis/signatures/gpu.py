@@ -98,6 +98,14 @@ def _quantization_unsupported(evidence: Evidence) -> Diagnosis:
     if method == "fp8":
         text = ("pick a model profile without FP8 weights (`model:` in stack.yaml, e.g. a BF16 or AWQ one) and add "
                 "--kv-cache-dtype auto to vllm.extra_args (it overrides the profile's fp8 KV cache)")
+    elif method == "mxfp4" and "sm_121" not in evidence.line:
+        # vLLM's first MXFP4 support wanted Blackwell (capability 100); later releases run it on Hopper,
+        # Ampere and older through Marlin/Triton kernels, so the engine is what to change first.
+        text = ("use a newer vLLM: set images.vllm in stack.yaml to a newer image (later releases run MXFP4 weights "
+                "on Hopper, Ampere and older GPUs through Marlin/Triton kernels; `stackctl doctor` checks it); if it "
+                "still refuses this GPU, pick a BF16 model profile (`model:`; `stackctl profiles`)")
+        return found(evidence, Cause.quantization_unsupported, summary, Fix(text, key="images.vllm"),
+                     quantization=method)
     else:
         text = f"pick a BF16 or FP8 model profile (`model:` in stack.yaml; `stackctl profiles`): {method} does not run here"
     return found(evidence, Cause.quantization_unsupported, summary, Fix(text, key="model"), quantization=method)

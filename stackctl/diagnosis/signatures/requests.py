@@ -40,6 +40,7 @@ _OVERFLOW = (r"maximum context length|'max_tokens' or 'max_completion_tokens' is
 REQUEST_CAUSES = frozenset({
     Cause.request_context_overflow, Cause.system_message_position, Cause.tool_parser_failure,
     Cause.chat_template_missing, Cause.auto_tool_choice_disabled, Cause.served_model_mismatch,
+    Cause.tool_choice_without_tools,
 })
 
 
@@ -82,8 +83,8 @@ def _system_message_position(evidence: Evidence) -> Diagnosis:
         return found(evidence, Cause.system_message_position,
                      "a client sent messages this model's chat template refuses: after at most one system message "
                      "first, it wants user and assistant turns strictly alternating",
-                     Fix("clients must send one system message first (merge the others into it) and never two user "
-                         "or two assistant messages in a row; Anthropic clients through the filter-proxy get that "
+                     Fix("clients must send one system message first (merge the others into it), then user and "
+                         "assistant messages that alternate (never two user or two assistant messages in a row); Anthropic clients through the filter-proxy get that "
                          "(it places inline system text in place); or give vLLM a chat template that accepts them "
                          "(--chat-template in vllm.extra_args)", key="vllm.extra_args", flag="--chat-template"),
                      severity=Severity.advisory)
@@ -110,6 +111,14 @@ def _tool_parser_failure(evidence: Evidence) -> Diagnosis:
                  severity=Severity.advisory, **({"parser": parser} if parser else {}))
 
 
+def _tool_choice_without_tools(evidence: Evidence) -> Diagnosis:
+    return found(evidence, Cause.tool_choice_without_tools,
+                 "a client sent tool_choice with no tools in the request, which vLLM (like OpenAI's API) refuses",
+                 Fix("the client must leave tool_choice out when it sends no tools: a gateway in front of vLLM does "
+                     "this when it forwards tool_choice on its own (LiteLLM did: upgrade it, or set drop_params: true "
+                     "for the model); vLLM's flags cannot change it"), severity=Severity.advisory)
+
+
 def _chat_template_missing(evidence: Evidence) -> Diagnosis:
     return found(evidence, Cause.chat_template_missing,
                  "the model's tokenizer has no chat template, so vLLM cannot serve /v1/chat/completions for it",
@@ -123,6 +132,10 @@ SIGNATURES: tuple[Signature, ...] = (
     signature(Cause.system_message_position,
               r"System message must be at the beginning|[Cc]onversation roles must alternate user/assistant",
               _system_message_position),
+    # vLLM's wording, and OpenAI's (relayed by clients and gateways).
+    signature(Cause.tool_choice_without_tools,
+              r"When using `?tool_choice`?, `?tools`? must be set|'?tool_choice'? is only allowed when '?tools'? are specified",
+              _tool_choice_without_tools),
     signature(Cause.tool_parser_failure,
               r"Error in extracting tool call from response|Error trying to handle streaming tool call"
               r"|_tool_parser\.py:\d+\]|_tool_parser\.py\", line \d+", _tool_parser_failure),

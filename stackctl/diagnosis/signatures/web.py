@@ -109,7 +109,9 @@ SIGNATURES: tuple[Signature, ...] = (
               r"\((?:111|113|101): [^)]*\) while connecting to upstream|no live upstreams while "
               r"connecting to upstream", _nginx_upstream_down),
     signature(Cause.nginx_upstream_timeout, r"upstream timed out \(110: [^)]*\) while reading", _nginx_upstream_timeout),
-    signature(Cause.nginx_body_too_large, r"client intended to send too large body", _nginx_body_too_large),
+    # nginx's own log, and the page its client gets (the 413 status line or its HTML title).
+    signature(Cause.nginx_body_too_large, r"client intended to send too large body|\b413 Request Entity Too Large",
+              _nginx_body_too_large),
     signature(Cause.nginx_upstream_host_unknown, r"host not found in upstream", _nginx_upstream_host_unknown),
     signature(Cause.certbot_challenge_unreachable,
               r"Timeout during connect|Invalid response from https?://\S+/\.well-known/acme-challenge"

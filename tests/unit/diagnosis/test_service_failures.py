@@ -65,6 +65,10 @@ BY_CLASS: dict[Cause, Expect] = {
     C.prometheus_storage_locked: Expect(says=("other Prometheus", "NFS")),
     C.grafana_data_permission: Expect("images.grafana", says=("472",)),
     C.grafana_datasource_provisioning: Expect(says=("isDefault",)),
+    C.prometheus_config_invalid: Expect(says=("promtool check config", "prometheus.yml")),
+    C.gpu_access_lost: Expect(says=("daemon-reload", "create-dev-char-symlinks", "stackctl down")),
+    C.client_base_url: Expect("ports.proxy", says=("ANTHROPIC_BASE_URL", "stackctl connect")),
+    C.tool_choice_without_tools: Expect(severity=ADVISORY, says=("tool_choice", "drop_params")),
     C.supervisor_gave_up: Expect(says=("--explain",)),
     C.supervisor_command_missing: Expect(says=("stackctl install-engine",)),
 }
@@ -101,6 +105,8 @@ VALUES: dict[str, dict] = {
     "supervisor_spawn_failed__azuracast-issue-1701": {"target": "/var/azuracast/stations/rush/config",
                                                       "errno": "EACCES"},
     "grafana_data_permission__varken-issue-178": {"path": "/config/data"},
+    "prometheus_config_invalid__kubecost-pr-410": {"line": 2, "fields": "clusterIDConfigmap"},
+    "prometheus_config_invalid__prometheus-issue-1149": {"line": 359},
 }
 LOGS = sorted(SERVICE_FAILURES.glob("*.log"))
 
