@@ -4,6 +4,7 @@ nginx running the rendered site with its upstream down, its own log diagnosed.""
 import shutil
 import socket
 import subprocess
+from contextlib import contextmanager
 
 import httpx
 import pytest
@@ -72,17 +73,8 @@ def test_tls_site_with_certificate_passes_nginx_t(tmp_path):
 
 def test_nginx_in_front_of_a_filter_proxy_that_is_not_up_is_diagnosed_from_its_own_log(tmp_path):
     # Nothing listens on ports.proxy: nginx answers 502 and logs why; `logs nginx --explain` reads that log.
-    ports = {"http": free_port(), "proxy": free_port()}
-    config = parse_stack_config({"hardware": "cpu", "model": "tiny", "runtime": "native", "ports": ports,
-                                 "services": {"monitoring": False}})
-    layout = StackLayout(tmp_path / "stack")
-    render_into(layout, config, "native")
-    (layout.state / "nginx").mkdir(parents=True, exist_ok=True)
-    (layout.state / "logs").mkdir(parents=True, exist_ok=True)
-    with services(tmp_path) as group:
-        nginx = group.start("nginx", [require("nginx"), "-c", str(layout.rendered / "nginx/nginx.conf"),
-                                      "-p", str(layout.state / "nginx"), "-g", "daemon off;"],
-                            ready=lambda: _listening(ports["http"]))
+    ports, config = _native_nginx_stack()
+    with _running_nginx(tmp_path, config) as nginx:
         answer = httpx.get(f"http://127.0.0.1:{ports['http']}/v1/models", timeout=10)
         assert answer.status_code == 502
         assert eventually(lambda: "while connecting to upstream" in nginx.log_path.read_text())
@@ -91,6 +83,25 @@ def test_nginx_in_front_of_a_filter_proxy_that_is_not_up_is_diagnosed_from_its_o
     assert diagnosis is not None and diagnosis.cause is Cause.nginx_upstream_down, lines
     assert diagnosis.fix.key == "ports.proxy" and "stackctl logs filter-proxy" in diagnosis.fix.text
     assert str(ports["proxy"]) in diagnosis.values["upstream"]
+
+
+def _native_nginx_stack():
+    ports = {"http": free_port(), "proxy": free_port()}
+    return ports, parse_stack_config({"hardware": "cpu", "model": "tiny", "runtime": "native", "ports": ports,
+                                      "services": {"monitoring": False}})
+
+
+@contextmanager
+def _running_nginx(tmp_path, config):
+    """The real nginx running the site rendered for `config` (nothing behind it)."""
+    layout = StackLayout(tmp_path / "stack")
+    render_into(layout, config, "native")
+    (layout.state / "nginx").mkdir(parents=True, exist_ok=True)
+    (layout.state / "logs").mkdir(parents=True, exist_ok=True)
+    with services(tmp_path) as group:
+        yield group.start("nginx", [require("nginx"), "-c", str(layout.rendered / "nginx/nginx.conf"),
+                                    "-p", str(layout.state / "nginx"), "-g", "daemon off;"],
+                          ready=lambda: _listening(config.ports.http))
 
 
 def _listening(port: int) -> bool:
@@ -129,17 +140,8 @@ def test_the_real_prometheus_refusing_a_broken_prometheus_yml_is_diagnosed_with_
 
 
 def test_a_body_larger_than_the_rendered_nginx_accepts_is_diagnosed_from_what_the_client_gets(tmp_path):
-    ports = {"http": free_port(), "proxy": free_port()}
-    config = parse_stack_config({"hardware": "cpu", "model": "tiny", "runtime": "native", "ports": ports,
-                                 "services": {"monitoring": False}})
-    layout = StackLayout(tmp_path / "stack")
-    render_into(layout, config, "native")
-    (layout.state / "nginx").mkdir(parents=True, exist_ok=True)
-    (layout.state / "logs").mkdir(parents=True, exist_ok=True)
-    with services(tmp_path) as group:
-        nginx = group.start("nginx", [require("nginx"), "-c", str(layout.rendered / "nginx/nginx.conf"),
-                                      "-p", str(layout.state / "nginx"), "-g", "daemon off;"],
-                            ready=lambda: _listening(ports["http"]))
+    ports, config = _native_nginx_stack()
+    with _running_nginx(tmp_path, config) as nginx:
         # nginx refuses on the announced length, before the body: 100 MiB is only announced.
         with socket.create_connection(("127.0.0.1", ports["http"]), timeout=10) as client:
             client.sendall(b"POST /v1/messages HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
