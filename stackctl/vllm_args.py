@@ -45,3 +45,14 @@ def vllm_args(config: StackConfig, *, model_ref: str | None = None, model_positi
     if settings.gpu_memory_utilization is not None:
         args += ["--gpu-memory-utilization", f"{settings.gpu_memory_utilization:.2f}"]
     return args + list(settings.extra_args)
+
+
+def stackctl_flags(config: StackConfig) -> tuple[str, ...] | None:
+    """The flags stackctl's own command line adds (the model, hardware and cluster profiles' and its
+    defaults), not those of `vllm.extra_args`; None where the command cannot be rendered."""
+    try:
+        args = vllm_args(config)
+    except ValueError:
+        return None
+    own = args[: len(args) - len(config.vllm.extra_args)]
+    return tuple(dict.fromkeys(arg.split("=", 1)[0] for arg in own if arg.startswith("--")))

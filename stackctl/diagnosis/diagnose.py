@@ -19,6 +19,7 @@ from stackctl.diagnosis.fallback import read_fallback
 from stackctl.diagnosis.log_lines import error_block
 from stackctl.diagnosis.signatures import SIGNATURES
 from stackctl.diagnosis.verdict import Diagnosis, DiagnosisContext, Severity
+from stackctl.vllm_args import stackctl_flags
 
 # How many log lines a failed start is diagnosed from: vLLM's multi-process tracebacks are long,
 # and the root cause is often a few hundred lines above the last one.
@@ -77,8 +78,8 @@ def context_for(service: str, config: StackConfig | None, *, failed: bool | None
     if config is None:
         return DiagnosisContext(service=service, failed=failed, failure=failure)
     port_keys = {port: f"ports.{name}" for name, port in config.ports.model_dump().items()}
-    return DiagnosisContext(service=service, extra_args=tuple(config.vllm.extra_args), port_keys=port_keys,
-                            failed=failed, failure=failure)
+    return DiagnosisContext(service=service, extra_args=tuple(config.vllm.extra_args),
+                            stackctl_flags=stackctl_flags(config), port_keys=port_keys, failed=failed, failure=failure)
 
 
 def _runs(lines: list[str]) -> list[list[str]]:

@@ -39,8 +39,13 @@ _OFFER = re.compile(
 )
 _ECHOED_COMMAND = re.compile(r"^\s*usage: |exec command: \[|Command '\[|--load-kmods|^\s*\$ |^\s*\+ ")
 _FLAG = re.compile(r"(?<![\w-])(?P<name>--[a-z][a-z0-9]*(?:[-.][a-z0-9]+)+|--[a-z]{3,})(?:(?:=|\s+)(?P<value>\d[\w.]*|'[^']+'|\"[^\"]+\"))?")
-# An engine setting named in code form: "Try increasing `max_num_batched_tokens`".
-_SETTING = re.compile(r"[`'\"](?P<name>[a-z][a-z0-9]*(?:_[a-z0-9]+)+)[`'\"](?:\s*(?:to|=|>=|<=)\s*(?P<value>\d[\d.]*))?")
+# An engine setting named in code form right after the verb that offers it: "Try increasing
+# `max_num_batched_tokens`" (not any quoted name on such a line: "When using `tool_choice`, `tools`
+# must be set" names no remedy, and an error type such as 'value_error' is no setting).
+_SETTING = re.compile(r"\b(?:increas|decreas|reduc|lower|rais|set|specify|pass|enabl|disabl|adjust|tun)\w*\s+"
+                      r"(?:the\s+|your\s+)?(?:option\s+|argument\s+|parameter\s+)?"
+                      r"[`'\"](?P<name>[a-z][a-z0-9]*(?:_[a-z0-9]+)+)[`'\"](?:\s*(?:to|=|>=|<=)\s*(?P<value>\d[\d.]*))?",
+                      re.IGNORECASE)
 # The same, unquoted: "Please increase max_num_batched_tokens." (snake_case names a setting).
 _BARE_SETTING = re.compile(r"\b(?:increas|decreas|reduc|lower|rais|set|specify|pass|enabl|disabl|adjust)\w*\s+"
                            r"(?:the\s+)?(?P<name>[a-z][a-z0-9]*(?:_[a-z0-9]+)+)\b(?:\s*(?:to|=)\s*(?P<value>\d[\d.]*))?",

@@ -23,6 +23,7 @@ class Cause(str, Enum):
     context_window_exceeded = "context-window-exceeded"
     refused_flag = "refused-flag"
     refused_choice = "refused-choice"
+    tp_heads_not_divisible = "tp-heads-not-divisible"
     unknown_env_var = "unknown-env-var"
     auto_tool_choice_disabled = "auto-tool-choice-disabled"
     served_model_mismatch = "served-model-mismatch"
@@ -36,6 +37,7 @@ class Cause(str, Enum):
     no_gpu = "no-gpu"
     driver_too_old = "driver-too-old"
     no_kernel_image = "no-kernel-image"
+    bfloat16_unsupported = "bfloat16-unsupported"
     quantization_unsupported = "quantization-unsupported"
     attention_sinks_unsupported = "attention-sinks-unsupported"
     ptxas_unknown_arch = "ptxas-unknown-arch"
@@ -47,6 +49,7 @@ class Cause(str, Enum):
     socket_interface = "socket-interface"
     ray_node_without_gpu = "ray-node-without-gpu"
     harmony_vocab_offline = "harmony-vocab-offline"
+    hub_offline = "hub-offline"
     # the container cannot start: Docker and the NVIDIA container runtime
     container_cuda_requirement = "container-cuda-requirement"
     no_gpu_runtime = "no-gpu-runtime"
@@ -58,11 +61,15 @@ class Cause(str, Enum):
     docker_not_running = "docker-not-running"
     docker_disk_full = "docker-disk-full"
     mount_propagation = "mount-propagation"
+    gpu_access_lost = "gpu-access-lost"
     # single requests to a running vLLM
     request_context_overflow = "request-context-overflow"
     system_message_position = "system-message-position"
     tool_parser_failure = "tool-parser-failure"
     chat_template_missing = "chat-template-missing"
+    tool_choice_without_tools = "tool-choice-without-tools"
+    # an agent client pointed at the wrong place
+    client_base_url = "client-base-url"
     # nginx and certbot
     nginx_certificate_missing = "nginx-certificate-missing"
     nginx_upstream_down = "nginx-upstream-down"
@@ -75,6 +82,7 @@ class Cause(str, Enum):
     # Prometheus and Grafana
     prometheus_storage_permission = "prometheus-storage-permission"
     prometheus_storage_locked = "prometheus-storage-locked"
+    prometheus_config_invalid = "prometheus-config-invalid"
     grafana_data_permission = "grafana-data-permission"
     grafana_datasource_provisioning = "grafana-datasource-provisioning"
     # supervisord (the native runtime)
@@ -134,6 +142,9 @@ class DiagnosisContext:
     service: str = "vllm"
     # vllm.extra_args of stack.yaml (None: unknown), to tell the user's flags from the profile's.
     extra_args: tuple[str, ...] | None = None
+    # The flags stackctl's own rendered command adds (None: unknown), so a refused flag in neither
+    # list is known to come from the user, not from a profile.
+    stackctl_flags: tuple[str, ...] | None = None
     # Host port -> the stack.yaml key that sets it (e.g. 8000 -> "ports.vllm").
     port_keys: Mapping[int, str] = field(default_factory=dict)
     # True: the service failed to start (a failed `up`), so the log's last error is fatal; None:

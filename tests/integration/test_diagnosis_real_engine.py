@@ -1,7 +1,8 @@
 """The real vLLM CPU engine, started wrong on purpose: each start fails, and its own log is diagnosed.
 
-Four starts run side by side (a refused choice, a window overflow, a port already taken, a model
-directory that is not there); each exits within seconds of importing vLLM.
+Six starts run side by side (a refused choice, a window overflow, a port already taken, a model
+directory that is not there, a flag the user added that this engine lacks, a tensor parallel size
+the demo model's attention heads cannot be split by); each exits within seconds of importing vLLM.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from stackctl.diagnosis import Cause, DiagnosisContext, diagnose_log
+from stackctl.config import parse_stack_config
+from stackctl.diagnosis import Cause, DiagnosisContext, context_for, diagnose_log
 from stackctl.engine import (
     default_demo_model_dir,
     default_engine_dir,
@@ -50,8 +52,10 @@ class FailedStart:
 @dataclass(frozen=True)
 class FailedStarts:
     by_name: dict[str, FailedStart]
-    # The demo model's max_position_embeddings, and the port held while vLLM tried to bind it.
+    # The demo model's max_position_embeddings and attention heads, and the port held while vLLM
+    # tried to bind it.
     window: int
+    heads: int
     taken_port: int
 
 
@@ -63,7 +67,8 @@ def demo_model(vllm_engine) -> Path:
 @pytest.fixture(scope="module")
 def failed_starts(vllm_engine, demo_model, tmp_path_factory) -> Iterator[FailedStarts]:
     logs = tmp_path_factory.mktemp("failed-starts")
-    window = int(json.loads((demo_model / "config.json").read_text())["max_position_embeddings"])
+    shape = json.loads((demo_model / "config.json").read_text())
+    window, heads = int(shape["max_position_embeddings"]), int(shape["num_attention_heads"])
     squatter = socket.socket()
     squatter.bind(("127.0.0.1", 0))
     squatter.listen()
@@ -73,6 +78,8 @@ def failed_starts(vllm_engine, demo_model, tmp_path_factory) -> Iterator[FailedS
         "window": Start(demo_model, free_port(), max_model_len=window + 1024),
         "port-taken": Start(demo_model, taken),
         "no-model": Start(logs / "no-such-model", free_port()),
+        "users-flag": Start(demo_model, free_port(), ("--lora-path", str(logs))),
+        "heads-vs-tp": Start(demo_model, free_port(), ("--tensor-parallel-size", str(heads + 1))),
     }
     processes = {}
     try:
@@ -88,7 +95,7 @@ def failed_starts(vllm_engine, demo_model, tmp_path_factory) -> Iterator[FailedS
             context = DiagnosisContext(service="vllm", extra_args=starts[name].extra,
                                        port_keys={starts[name].port: "ports.vllm"})
             results[name] = FailedStart(returncode, (logs / f"{name}.log").read_text().splitlines(), context)
-        yield FailedStarts(results, window, taken)
+        yield FailedStarts(results, window, heads, taken)
     finally:
         squatter.close()
         for process in processes.values():
@@ -135,3 +142,25 @@ def test_a_missing_model_directory_points_at_model_path(failed_starts):
     assert diagnosis.cause is Cause.model_not_found
     assert (diagnosis.fix.key, diagnosis.fix.flag) == ("vllm.model_path", "--model")
     assert diagnosis.fix.value is not None and diagnosis.fix.value.endswith("/no-such-model")
+
+
+def test_a_flag_the_user_added_is_theirs_to_remove_even_where_stack_yaml_no_longer_has_it(failed_starts):
+    start = failed_starts.by_name["users-flag"]
+    diagnosis = diagnosed(start)
+    assert diagnosis.cause is Cause.refused_flag
+    assert (diagnosis.fix.key, diagnosis.fix.flag) == ("vllm.extra_args", "--lora-path")
+    # Read with a stack.yaml whose extra_args lack it: stackctl's own command does not add it either,
+    # so no newer engine is asked for.
+    config = parse_stack_config({"hardware": "cpu", "model": "tiny"})
+    again = diagnose_log(start.lines, context_for("vllm", config))
+    assert (again.fix.key, again.fix.flag) == ("vllm.extra_args", "--lora-path")
+    assert again.fix.text.startswith("remove --lora-path from vllm.extra_args")
+
+
+def test_a_tensor_parallel_size_the_heads_cannot_be_split_by_names_a_divisor(failed_starts):
+    heads = failed_starts.heads
+    diagnosis = diagnosed(failed_starts.by_name["heads-vs-tp"])
+    assert diagnosis.cause is Cause.tp_heads_not_divisible
+    assert diagnosis.values == {"heads": heads, "tensor_parallel_size": heads + 1}
+    assert (diagnosis.fix.key, diagnosis.fix.flag) == ("vllm.extra_args", "--tensor-parallel-size")
+    assert diagnosis.fix.value is not None and heads % int(diagnosis.fix.value) == 0

@@ -3,6 +3,7 @@
 from stackctl.diagnosis.signature import Signature
 from stackctl.diagnosis.signatures import (
     arguments,
+    clients,
     connectivity,
     container,
     gpu,
@@ -27,6 +28,7 @@ SIGNATURES: tuple[Signature, ...] = (
     *web.SIGNATURES,
     *monitoring.SIGNATURES,
     *supervisor.SIGNATURES,
+    *clients.SIGNATURES,
 )
 
 __all__ = ["SIGNATURES"]

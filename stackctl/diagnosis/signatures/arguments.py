@@ -1,5 +1,6 @@
-"""The command line and what it asks for: refused flags and choices, the model's window, unknown
-VLLM_* variables, tool choice without its flags, a model name the server does not serve."""
+"""The command line and what it asks for: refused flags and choices, the model's window, a tensor
+parallel size the model's heads cannot be split by, unknown VLLM_* variables, tool choice without
+its flags, a model name the server does not serve."""
 
 from __future__ import annotations
 
@@ -42,15 +43,46 @@ def _refused_flag(evidence: Evidence) -> Diagnosis:
     named = ", ".join(flags)
     why = _REMOVED_FLAGS.get(first)
     summary = f"vLLM does not know {named}" + (f" ({why})" if why else "")
-    extra_args = evidence.context.extra_args
-    if extra_args is not None and not any(arg.split("=", 1)[0] == first for arg in extra_args):
+    keyword = _PYTHON_KEYWORD.match(rest)
+    if keyword:
+        return _keyword_for_flag(evidence, keyword["name"], keyword["value"])
+    if rest and (not rest.split()[0].startswith("-") or "vllm.entrypoints" in rest):
+        return _refused_positional(evidence, rest.split()[0])
+    context = evidence.context
+    added_by_user = context.extra_args is not None and any(arg.split("=", 1)[0] == first for arg in context.extra_args)
+    if not added_by_user and context.stackctl_flags is not None and first in context.stackctl_flags:
         text = (f"{first} is not in vllm.extra_args: stackctl's profile adds it, so this engine is older than the "
                 "profile expects; use a newer images.vllm (or reinstall the engine: `stackctl install-engine`)")
         return found(evidence, Cause.refused_flag, summary, Fix(text, key="images.vllm", flag=first), flags=named)
+    # Not a flag stackctl's own command adds: the user's (vllm.extra_args, or a command typed by hand).
     text = (f"remove {first} from {_EXTRA_ARGS} in stack.yaml" if why else
             f"remove {first} from {_EXTRA_ARGS} in stack.yaml: this vLLM has no such flag (removed, newer than "
             "this engine, or only in a patched build; `stackctl doctor` checks the flags against the engine)")
     return found(evidence, Cause.refused_flag, summary, Fix(text, key=_EXTRA_ARGS, flag=first), flags=named)
+
+
+# A Python keyword argument written where the command line wants a flag ("trust_remote_code=True",
+# copied from an `LLM(...)` call or an error that names the option in Python's words).
+_PYTHON_KEYWORD = re.compile(r"(?P<name>[a-z][a-z0-9]*(?:_[a-z0-9]+)+)=(?P<value>\S+)")
+
+
+def _keyword_for_flag(evidence: Evidence, name: str, value: str) -> Diagnosis:
+    flag = "--" + name.replace("_", "-")
+    # A boolean option is a bare flag on the command line; any other takes its value after it.
+    written = flag if value.lower() in ("true", "1") else f"{flag} {value}"
+    return found(evidence, Cause.refused_flag, f"{name}={value} is Python's spelling of the option, not a flag",
+                 Fix(f"write it as the flag {written} in {_EXTRA_ARGS} in stack.yaml (and drop {name}={value})",
+                     key=_EXTRA_ARGS, flag=flag), flags=f"{name}={value}")
+
+
+def _refused_positional(evidence: Evidence, word: str) -> Diagnosis:
+    """A word that is no flag: a command given to the wrong entrypoint (a model path after the
+    api_server module, which wants --model; a whole command after an image's `vllm serve`)."""
+    return found(evidence, Cause.refused_flag, f"vLLM's server takes no argument {word}",
+                 Fix(f"the command went to an entrypoint that does not expect {word}: the image's own ENTRYPOINT "
+                     "(`vllm serve` in vllm/vllm-openai) and the rendered command must start the server once; "
+                     "stackctl renders the entrypoint for the image in images.vllm, and `stackctl doctor` checks "
+                     "it against the image's own", key="images.vllm"), flags=word)
 
 
 _ARGPARSE_CHOICE = re.compile(
@@ -84,6 +116,27 @@ def _refused_choice(evidence: Evidence) -> Diagnosis:
                  flag=flag, refused=value)
 
 
+_HEADS_VS_TP = re.compile(r"Total number of attention heads \((?P<heads>\d+)\) must be divisible by tensor "
+                          r"parallel size \((?P<tp>\d+)\)")
+
+
+def _tp_heads_not_divisible(evidence: Evidence) -> Diagnosis:
+    values = evidence.read(_HEADS_VS_TP)
+    heads, tp = int(values["heads"]), int(values["tp"])
+    divisors = [size for size in range(1, heads + 1) if heads % size == 0]
+    # GPU counts and key-value head counts are powers of two, so the largest such divisor is the one
+    # that also splits the KV heads and leaves no GPU of a pair idle.
+    best = max(size for size in divisors if size <= tp and size & (size - 1) == 0)
+    shown = ", ".join(str(size) for size in divisors if size <= max(tp, 8))
+    return found(evidence, Cause.tp_heads_not_divisible,
+                 f"--tensor-parallel-size {tp} cannot split the model's {heads} attention heads evenly",
+                 Fix(f"set --tensor-parallel-size to a divisor of {heads}: {best} (it accepts {shown}, ...) in "
+                     f"{_EXTRA_ARGS}, and make the GPUs vLLM sees match (CUDA_VISIBLE_DEVICES under vllm.environment); "
+                     "or spread the rest by layers with --pipeline-parallel-size; on a multi-node stack the size comes "
+                     "from the GPUs per node under hosts:", key=_EXTRA_ARGS, flag="--tensor-parallel-size",
+                     value=str(best)), heads=heads, tensor_parallel_size=tp)
+
+
 _UNKNOWN_ENV = re.compile(r"Unknown vLLM environment variable detected: (?P<name>VLLM_\w+)")
 
 
@@ -107,13 +160,19 @@ def _auto_tool_choice_disabled(evidence: Evidence) -> Diagnosis:
                      key=_EXTRA_ARGS, flag="--enable-auto-tool-choice"))
 
 
+# vLLM's words, and Claude Code's when the endpoint answers that its model does not exist.
+_ASKED_MODEL = re.compile(r"The model `(?P<name>[^`]*)` does not exist|issue with the selected model \((?P<claude>[^)]*)\)")
+
+
 def _served_model_mismatch(evidence: Evidence) -> Diagnosis:
-    name = evidence.read(re.compile(r"The model `(?P<name>[^`]*)` does not exist")).get("name", "?")
+    asked = evidence.read(_ASKED_MODEL)
+    name = asked.get("name") or asked.get("claude") or "?"
+    claude = " (Claude Code: the model ANTHROPIC_MODEL or /model names; `stackctl connect claude-code` sets it)"
     return found(evidence, Cause.served_model_mismatch,
                  f"a request asked for model `{name}`, which this vLLM does not serve",
-                 Fix("clients must use the served name (served_model_name in stack.yaml, --served-model-name), or "
-                     f"map `{name}` to it under `aliases:` so the filter-proxy rewrites it",
-                     key="served_model_name", flag="--served-model-name"), model=name)
+                 Fix(f"clients must use the served name{claude if 'claude' in asked else ''} (served_model_name in "
+                     f"stack.yaml, --served-model-name), or map `{name}` to it under `aliases:` so the filter-proxy "
+                     "rewrites it", key="served_model_name", flag="--served-model-name"), model=name)
 
 
 SIGNATURES: tuple[Signature, ...] = (
@@ -122,8 +181,11 @@ SIGNATURES: tuple[Signature, ...] = (
     signature(Cause.refused_flag, r"unrecognized arguments?:", _refused_flag),
     signature(Cause.refused_choice, r"argument --[\w-]+.*: invalid choice:|invalid (?:tool call|reasoning) parser:",
               _refused_choice),
+    signature(Cause.tp_heads_not_divisible, r"Total number of attention heads \(\d+\) must be divisible by tensor",
+              _tp_heads_not_divisible),
     signature(Cause.unknown_env_var, _UNKNOWN_ENV.pattern, _unknown_env_var, ADVISORY),
     signature(Cause.auto_tool_choice_disabled, r"tool choice requires --enable-auto-tool-choice",
               _auto_tool_choice_disabled),
-    signature(Cause.served_model_mismatch, r"The model `[^`]*` does not exist", _served_model_mismatch),
+    signature(Cause.served_model_mismatch, r"The model `[^`]*` does not exist|issue with the selected model \(",
+              _served_model_mismatch),
 )

@@ -21,6 +21,8 @@ _BOUND_PORT = re.compile(
     r"bind on address \('?[^',]*'?, (?P<uvicorn>\d+)|bind\(\) to \S*:(?P<nginx>\d+) failed"
     r"|listen tcp[46]? \S*:(?P<go>\d+): bind|Bind for \S*:(?P<docker>\d+)(?:: unexpected error| failed)")
 # vLLM picks free ports for its own workers and torch.distributed; those are not stack.yaml's.
+# Docker Compose names the service whose port it could not publish.
+_COMPOSE_SERVICE = re.compile(r"Cannot start service (?P<started>[\w-]+)|ERROR: for (?P<named>[\w-]+) ")
 _INTERNAL_PORT = re.compile(r"get_open_port|TCPStore|c10d|rendezvous")
 _API_SOCKET = re.compile(r"create_server_socket|setup_server|serve_http|uvicorn")
 
@@ -36,9 +38,14 @@ def _port_in_use(evidence: Evidence) -> Diagnosis:
         return found(evidence, Cause.port_in_use,
                      "a port vLLM opens for its own workers is taken: another vLLM is most likely still running",
                      Fix("stop the other vLLM (`stackctl down`; `ss -ltnp` shows who listens), then `stackctl up`"))
+    if service in ("docker", "compose"):
+        named = evidence.read(_COMPOSE_SERVICE) or next(
+            (values for line in evidence.lines if (values := _groups(_COMPOSE_SERVICE, line))), {})
+        service = next(iter(named.values()), service)
     key = (evidence.context.port_keys.get(port) if port else None) or _SERVICE_PORT_KEYS.get(service)
     if port is None:
-        move = f" or move {key} in stack.yaml to a free port" if key else ""
+        move = (f" or move {key} in stack.yaml to a free port" if key else
+                " or move the service's port (ports.* in stack.yaml) to a free one")
         return found(evidence, Cause.port_in_use, f"a port {service} listens on is already in use",
                      Fix(f"stop what holds it (`ss -ltnp` shows who listens){move}", key=key))
     flag = "--port" if key == "ports.vllm" else None
@@ -46,6 +53,11 @@ def _port_in_use(evidence: Evidence) -> Diagnosis:
     return found(evidence, Cause.port_in_use, f"port {port} is already in use by another process",
                  Fix(f"stop what holds port {port} (`ss -ltnp 'sport = :{port}'`){move}", key=key, flag=flag),
                  port=port)
+
+
+def _groups(pattern: re.Pattern[str], line: str) -> dict[str, str]:
+    match = pattern.search(line)
+    return {name: value for name, value in match.groupdict().items() if value} if match else {}
 
 
 _SEGMENT = re.compile(r"creating shared memory segment (?P<segment>\S+?)\]?(?:\(\S*\))? \(size (?P<size>\d+)\)")
@@ -101,10 +113,10 @@ def _ray_node_without_gpu(evidence: Evidence) -> Diagnosis:
 SIGNATURES: tuple[Signature, ...] = (
     signature(Cause.port_in_use,
               r"error while attempting to bind on address|bind\(\) to \S+ failed \(98|\[Errno 98\]"
-              r"|Address already in use|EADDRINUSE", _port_in_use),
+              r"|Address already in use|EADDRINUSE|port is already allocated", _port_in_use),
     signature(Cause.shm_too_small,
               r"creating shared memory segment|ncclShmOpen|\bBus error\b", _shm_too_small),
-    signature(Cause.shm_too_small, r"NCCL error.*unhandled system error|unhandled system error \(run with NCCL",
+    signature(Cause.shm_too_small, r"NCCL ?error.*unhandled system error|unhandled system error \(run ?with ?NCCL",
               _shm_too_small, CONSEQUENCE),
     signature(Cause.shm_too_small, r"/dev/shm has only \d+ bytes available", _shm_too_small, ADVISORY),
     signature(Cause.socket_interface,

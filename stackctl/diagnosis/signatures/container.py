@@ -53,6 +53,29 @@ def _no_gpu_runtime(evidence: Evidence) -> Diagnosis:
     return found(evidence, Cause.no_gpu_runtime, what, Fix(_TOOLKIT))
 
 
+def _container_without_gpu(evidence: Evidence) -> Diagnosis:
+    """A container that runs but finds no NVIDIA library or tool inside: Docker started it without
+    the NVIDIA runtime handing it the GPU (the GPU exporters and vLLM say so in their own words)."""
+    service = evidence.context.service
+    return found(evidence, Cause.no_gpu_runtime,
+                 f"the {service} container has no NVIDIA driver libraries (NVML) inside: Docker started it without "
+                 "the NVIDIA runtime giving it the GPU",
+                 Fix("the container needs the GPU from the NVIDIA runtime: stackctl's fragment asks for it (`gpus: "
+                     "all`, the Compose form of `docker run --gpus all` / `--runtime=nvidia`), so Docker must have "
+                     "the nvidia runtime: install the NVIDIA Container Toolkit, `sudo nvidia-ctk runtime configure "
+                     "--runtime=docker` and `sudo systemctl restart docker`; `stackctl doctor` checks it"))
+
+
+def _gpu_access_lost(evidence: Evidence) -> Diagnosis:
+    return found(evidence, Cause.gpu_access_lost,
+                 "the container lost its GPU: NVML fails with \"Unknown Error\" (with the systemd cgroup driver, a "
+                 "`systemctl daemon-reload` on the host revokes running containers' access to /dev/nvidia*)",
+                 Fix("recreate the containers (`stackctl down` then `stackctl up`); so that the next `systemctl "
+                     "daemon-reload` does not take the GPU away again, create the /dev/char symlinks the cgroup rules need (`sudo nvidia-ctk system "
+                     "create-dev-char-symlinks --create-all`, and the udev rule NVIDIA's toolkit notes give for "
+                     "boot), or use CDI (`sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml`)"))
+
+
 def _gpu_driver_not_loaded(evidence: Evidence) -> Diagnosis:
     device = evidence.read(re.compile(r"custom device \"(?P<device>/dev/[\w-]+)\"")).get("device")
     what = f"{device} does not exist on the host" if device else "the NVIDIA driver is not loaded on the host"
@@ -137,7 +160,7 @@ SIGNATURES: tuple[Signature, ...] = (
     signature(Cause.container_cuda_requirement, r"requirement error: unsatisfied condition: cuda",
               _container_cuda_requirement),
     signature(Cause.no_gpu_runtime,
-              r"could not select device driver \"[\w]*\" with capabilities: \[|unknown or invalid runtime "
+              r"could not select device driver (?:\"[\w]*\" )?with capabilities: \[|unknown or invalid runtime "
               r"name: nvidia|Unknown runtime specified nvidia|unresolvable CDI devices", _no_gpu_runtime),
     signature(Cause.gpu_driver_not_loaded,
               r"nvml error: driver not loaded|load library failed: libnvidia-ml\.so|error gathering device information "
@@ -158,6 +181,12 @@ SIGNATURES: tuple[Signature, ...] = (
               r"no space left|ApplyLayer exit status 1.*no space left", _docker_disk_full),
     signature(Cause.mount_propagation, r"is mounted on /?\S* ?but it is not a (?:shared|shared or slave) mount",
               _mount_propagation),
+    signature(Cause.gpu_access_lost, r"Failed to initialize NVML: Unknown Error", _gpu_access_lost),
+    # Inside a container, no NVML and no nvidia-smi: the NVIDIA runtime did not hand it the GPU. A
+    # driver/library mismatch says so on the same line and wins (its own signature, earlier).
+    signature(Cause.no_gpu_runtime,
+              r"Cannot init NVML library|Failed to initialize NVML(?!: (?:Unknown Error|Driver/library))"
+              r"|nvidia-smi: (?:command )?not found", _container_without_gpu, CONSEQUENCE),
     # A refused container behind an nvidia-container-cli error names its cause on the same line.
     signature(Cause.no_gpu_runtime, r"could not select device driver \"cdi\"", _no_gpu_runtime, CONSEQUENCE),
 )

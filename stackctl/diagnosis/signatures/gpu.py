@@ -1,5 +1,6 @@
 """The GPU, its driver and the kernels built for it: none visible, a driver older than the image,
-no kernels for sm_120/sm_121, a weight format or attention feature this GPU or build lacks."""
+no kernels for sm_120/sm_121, bfloat16 on a GPU older than Ampere, a weight format or attention
+feature this GPU or build lacks."""
 
 from __future__ import annotations
 
@@ -54,6 +55,21 @@ def _no_kernel_image(evidence: Evidence) -> Diagnosis:
                  severity=severity, **({"capability": gpu["capability"]} if gpu else {}))
 
 
+_BF16_GPU = re.compile(r"Your (?P<gpu>.+?) GPU has compute capability (?P<capability>\d+\.\d+)")
+
+
+def _bfloat16_unsupported(evidence: Evidence) -> Diagnosis:
+    gpu = evidence.read(_BF16_GPU)
+    what = f"{gpu['gpu']} (compute capability {gpu['capability']})" if gpu else "this GPU"
+    return found(evidence, Cause.bfloat16_unsupported,
+                 f"the model's dtype is bfloat16, which {what} cannot compute: it needs compute capability 8.0 "
+                 "(Ampere) or newer",
+                 Fix("run it in float16: add --dtype half to vllm.extra_args (it overrides the hardware profile's "
+                     "--dtype); a model trained in bfloat16 may overflow in float16, so check its answers, or use a "
+                     "GPU of compute capability 8.0+", key="vllm.extra_args", flag="--dtype", value="half"),
+                 **({"capability": gpu["capability"]} if gpu else {}))
+
+
 _QUANT = re.compile(r"quantization method (?P<method>\w+) is not supported for the current GPU\. "
                     r"Minimum capability: (?P<minimum>\d+)\. Current capability: (?P<current>\d+)")
 # compressed-tensors' check, raised as a tuple of strings: ('Quantization scheme is not supported for ',
@@ -82,6 +98,14 @@ def _quantization_unsupported(evidence: Evidence) -> Diagnosis:
     if method == "fp8":
         text = ("pick a model profile without FP8 weights (`model:` in stack.yaml, e.g. a BF16 or AWQ one) and add "
                 "--kv-cache-dtype auto to vllm.extra_args (it overrides the profile's fp8 KV cache)")
+    elif method == "mxfp4" and "sm_121" not in evidence.line:
+        # vLLM's first MXFP4 support wanted Blackwell (capability 100); later releases run it on Hopper,
+        # Ampere and older through Marlin/Triton kernels, so the engine is what to change first.
+        text = ("use a newer vLLM: set images.vllm in stack.yaml to a newer image (later releases run MXFP4 weights "
+                "on Hopper, Ampere and older GPUs through Marlin/Triton kernels; `stackctl doctor` checks it); if it "
+                "still refuses this GPU, pick a BF16 model profile (`model:`; `stackctl profiles`)")
+        return found(evidence, Cause.quantization_unsupported, summary, Fix(text, key="images.vllm"),
+                     quantization=method)
     else:
         text = f"pick a BF16 or FP8 model profile (`model:` in stack.yaml; `stackctl profiles`): {method} does not run here"
     return found(evidence, Cause.quantization_unsupported, summary, Fix(text, key="model"), quantization=method)
@@ -131,6 +155,9 @@ SIGNATURES: tuple[Signature, ...] = (
               r"|forward compatibility was attempted on non supported HW", _driver_too_old),
     signature(Cause.no_kernel_image, r"no kernel image is available for execution on the device", _no_kernel_image),
     signature(Cause.no_kernel_image, r"Found GPU\d+ .+ which is of cuda capability", _no_kernel_image, ADVISORY),
+    signature(Cause.bfloat16_unsupported,
+              r"Bfloat16 is only supported on GPUs with compute capability|'\.bf16' requires \.target sm_80",
+              _bfloat16_unsupported),
     signature(Cause.quantization_unsupported,
               r"quantization method \w+ is not supported for the current GPU|Quantization scheme is not supported for"
               r"|type fp8e4nv not supported in this "

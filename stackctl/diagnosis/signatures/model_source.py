@@ -10,7 +10,7 @@ from stackctl.diagnosis.signature import CONSEQUENCE, Signature, found, signatur
 from stackctl.diagnosis.verdict import Cause, Diagnosis, Fix
 
 _HF_REPO = re.compile(
-    r"huggingface\.co/(?:api/models/)?(?P<repo>[\w.-]+/[\w.-]+?)(?:/resolve/|/revision/|/auth-check|\.? |\.?$|/?$)")
+    r"huggingface\.co/(?:api/models/)?(?P<repo>[\w.-]+/[\w.-]+?)(?:/resolve/|/revision/|/tree/|/auth-check|:|\.? |\.?$|/?$)")
 _RESTRICTED = re.compile(r"(?:Access to model|Repo model) (?P<repo>[\w.-]+/[\w.-]+) is (?:restricted|gated)")
 
 
@@ -37,6 +37,8 @@ _MISSING = (
     re.compile(r"HFValidationError: Repo id must[^:]*(?::[^:]*)*?: '(?P<ref>[^']+)'"),
     re.compile(r"No such file or directory: '?(?P<ref>[^']*?)/?config\.json"),
     re.compile(r"(?P<ref>\S+) does not appear to have a file named config\.json"),
+    re.compile(r"it looks like (?P<ref>\S+) is not the path to a directory containing a file named"),
+    re.compile(r"Incorrect path_or_model_id: '(?P<ref>[^']+)'"),
 )
 
 
@@ -112,6 +114,18 @@ def _unknown_architecture(evidence: Evidence) -> Diagnosis:
                      "(`stackctl profiles`)", key="images.vllm"), architecture=name)
 
 
+def _hub_offline(evidence: Evidence) -> Diagnosis:
+    repo = evidence.read(_HF_REPO).get("repo")
+    named = f" {repo}" if repo else ""
+    return found(evidence, Cause.hub_offline,
+                 f"HF_HUB_OFFLINE is set, so the Hugging Face id{named} cannot be looked up: the model is named by its "
+                 "Hub id, not by a directory",
+                 Fix(f"download the model while online (`huggingface-cli download{named or ' REPO'}`; stackctl's "
+                     "hf_cache is mounted) and point vllm.model_path (--model) in stack.yaml at the downloaded directory, or "
+                     "unset HF_HUB_OFFLINE under vllm.environment so the id is resolved online",
+                     key="vllm.model_path", flag="--model"), **({"model": repo} if repo else {}))
+
+
 def _harmony_vocab_offline(evidence: Evidence) -> Diagnosis:
     return found(evidence, Cause.harmony_vocab_offline,
                  "the tokenizer's tiktoken vocabulary (gpt-oss's harmony encoding: o200k_base) could not be downloaded "
@@ -129,7 +143,9 @@ SIGNATURES: tuple[Signature, ...] = (
     signature(Cause.model_not_found,
               r"Invalid repository ID or local directory specified|is not a local folder and is not a valid"
               r"|HFValidationError: Repo id must|No such file or directory: .*config\.json"
-              r"|does not appear to have a file named config\.json|Repository Not Found for url", _model_not_found),
+              r"|does not appear to have a file named config\.json|Repository Not Found for url"
+              r"|is not the path to a directory containing a file named|Incorrect path_or_model_id", _model_not_found),
+    signature(Cause.hub_offline, r"OfflineModeIsEnabled|offline mode is enabled", _hub_offline),
     signature(Cause.disk_full, r"No space left on device|\[Errno 28\]|StorageFull", _disk_full),
     signature(Cause.disk_full, r"Not enough free disk space to download the file", _disk_full, CONSEQUENCE),
     signature(Cause.trust_remote_code,

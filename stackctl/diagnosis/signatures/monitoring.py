@@ -1,5 +1,5 @@
 """Prometheus and Grafana: a data directory the process may not write, a TSDB another Prometheus
-holds, a provisioning file Grafana refuses."""
+holds, a configuration file Prometheus cannot parse, a provisioning file Grafana refuses."""
 
 from __future__ import annotations
 
@@ -32,8 +32,36 @@ def _prometheus_storage_locked(evidence: Evidence) -> Diagnosis:
                      "disk, not NFS; then `stackctl up`"))
 
 
+# Prometheus's words for a configuration file it cannot read: the line and the fields it names.
+_CONFIG_LINE = re.compile(r"\bline (?P<line>\d+): (?P<problem>[^\\\"]+)")
+_UNKNOWN_FIELD = re.compile(r"field (?P<field>\w+) not found in type")
+# Fields older Prometheus releases took, with where they live now.
+_MOVED_FIELDS = {"labels": "global.external_labels (or labels under a static_configs entry)",
+                 "target_groups": "static_configs", "bearer_token": "authorization.credentials"}
+
+
+def _prometheus_config_invalid(evidence: Evidence) -> Diagnosis:
+    where = evidence.read(_CONFIG_LINE)
+    fields = evidence.all_found(_UNKNOWN_FIELD, "field")
+    line = where.get("line")
+    at = f" (line {line}: {where['problem'].strip()})" if line else ""
+    moved = "; ".join(f"`{name}` is now {_MOVED_FIELDS[name]}" for name in fields if name in _MOVED_FIELDS)
+    return found(evidence, Cause.prometheus_config_invalid,
+                 f"Prometheus cannot parse its configuration file prometheus.yml{at}, so it does not start",
+                 Fix(f"correct prometheus.yml{f' at line {line}' if line else ''}"
+                     f"{' (' + moved + ')' if moved else ''}: stackctl renders it from stack.yaml "
+                     "(rendered/prometheus/prometheus.yml; `stackctl up` renders it afresh), so an edit or a file "
+                     "added there must pass `promtool check config FILE` first (indentation: spaces, not tabs; "
+                     "a field name this Prometheus knows)"),
+                 **({"line": int(line)} if line else {}), **({"fields": ", ".join(fields)} if fields else {}))
+
+
+_GRAFANA_PATH = re.compile(r"GF_PATHS_DATA='(?P<path>[^']+)'|(?:mkdir|open) (?P<denied>/[\w./-]+): permission denied")
+
+
 def _grafana_data_permission(evidence: Evidence) -> Diagnosis:
-    path = evidence.read(re.compile(r"GF_PATHS_DATA='(?P<path>[^']+)'")).get("path", "/var/lib/grafana")
+    values = evidence.read(_GRAFANA_PATH)
+    path = values.get("path") or values.get("denied") or "/var/lib/grafana"
     return found(evidence, Cause.grafana_data_permission,
                  f"Grafana may not write its data directory ({path})",
                  Fix("the grafana image runs as uid 472: the data directory must be writable by it (`sudo chown -R "
@@ -59,7 +87,11 @@ SIGNATURES: tuple[Signature, ...] = (
               r"lock DB directory|Locked by other process|Error opening memory "
               r"series storage: resource temporarily unavailable", _prometheus_storage_locked),
     signature(Cause.grafana_data_permission,
-              r"GF_PATHS_DATA='[^']+' is not writable|Migration failed err: unable to open database file",
+              r"GF_PATHS_DATA='[^']+' is not writable|Migration failed err: unable to open database file"
+              r"|SQLite database file \S+: open \S+: permission denied|mkdir /var/lib/grafana\S*: permission denied",
               _grafana_data_permission),
+    signature(Cause.prometheus_config_invalid,
+              r"parsing YAML file \S+: |couldn't load configuration \(-?-config\.file|Error loading config",
+              _prometheus_config_invalid),
     signature(Cause.grafana_datasource_provisioning, r"Datasource provisioning error", _grafana_datasource_provisioning),
 )

@@ -12,42 +12,70 @@ from stackctl.diagnosis.signature import Signature, found, signature
 from stackctl.diagnosis.verdict import Cause, Diagnosis, Fix, Severity
 
 _WINDOW_KEY = "vllm.max_model_len"
-_WINDOW = re.compile(r"maximum context length is (?P<window>\d+) tokens|maximum model length of (?P<model>\d+)"
-                     r"|too long and exceeds limit of (?P<limit>\d+)")
+# A request longer than the window, in the words of vLLM (old and new), of the OpenAI-compatible
+# servers and clients that relay its error (LiteLLM, Claude Code, cline, opencode), of llama.cpp and of
+# hosted APIs: the window and the request's size, where the message states them.
+_WINDOW = re.compile(r"maximum context length is (?P<window>\d+)|maximum model length of (?P<model>\d+)"
+                     r"|too long and exceeds limit of (?P<limit>\d+)|context length is only (?P<only>\d+)"
+                     r"|tokens > (?P<maximum>\d+) maximum|exceed context limit: \d+ \+ \d+ > (?P<sum>\d+)"
+                     r"|available context size \((?P<available>\d+) tokens\)|\W?n_ctx\W+(?P<n_ctx>\d+)"
+                     r"|context window of (?P<context_window>\d+)|maximum number of tokens allowed \((?P<allowed>\d+)\)"
+                     r"|while limit is (?P<while_limit>\d+)")
 _REQUESTED = re.compile(r"requested (?P<requested>\d+) tokens \((?P<prompt>\d+) in the messages, "
-                        r"(?P<completion>\d+) in the completion\)")
+                        r"(?P<completion>\d+) in the completion\)"
+                        r"|You passed (?P<prompt2>\d+) input tokens and requested (?P<completion2>\d+) output tokens"
+                        r"|exceed context limit: (?P<prompt3>\d+) \+ (?P<completion3>\d+) >")
+_PROMPT = re.compile(r"your messages resulted in (?P<prompt>\d+) tokens|prompt is too long: (?P<prompt2>\d+) tokens"
+                     r"|request \((?P<prompt3>\d+) tokens\) exceeds|input token count \((?P<prompt4>\d+)\)"
+                     r"|Requested tokens \((?P<prompt5>\d+)\)|Current length is (?P<prompt6>\d+)"
+                     r"|\Wn_prompt_tokens\W+(?P<prompt7>\d+)")
 _MAX_TOKENS = re.compile(r"'max_tokens' or 'max_completion_tokens' is too large: (?P<max_tokens>\d+)")
+_OVERFLOW = (r"maximum context length|'max_tokens' or 'max_completion_tokens' is too large"
+             r"|is longer than the maximum model length of \d+|is too long and exceeds limit of \d+"
+             r"|context length is only \d+ tokens|prompt is too long: \d+ tokens > \d+|exceed context limit: "
+             r"|exceeds the available context size|Context size has been exceeded|exceeds? (?:the )?context window of \d+"
+             r"|exceeds the maximum number of tokens allowed|context_length_exceeded"
+             r"|reduce the length of the (?:messages|input prompt|prompt)")
 # Where a request-time failure is a class of its own in counts (doctor's request-failures row).
 REQUEST_CAUSES = frozenset({
     Cause.request_context_overflow, Cause.system_message_position, Cause.tool_parser_failure,
     Cause.chat_template_missing, Cause.auto_tool_choice_disabled, Cause.served_model_mismatch,
+    Cause.tool_choice_without_tools,
 })
 
 
 def _request_context_overflow(evidence: Evidence) -> Diagnosis:
-    found_window = evidence.read(_WINDOW)
-    window = found_window.get("window") or found_window.get("model") or found_window.get("limit")
-    requested = evidence.read(_REQUESTED)
+    window = _first(evidence.read(_WINDOW))
+    found_request = evidence.read(_REQUESTED)
+    prompt = _first({key: value for key, value in found_request.items() if key.startswith("prompt")}) or _first(
+        evidence.read(_PROMPT))
+    completion = _first({key: value for key, value in found_request.items() if key.startswith("completion")})
     too_many = evidence.read(_MAX_TOKENS).get("max_tokens")
     values: dict[str, str | int | float] = {"window": int(window)} if window else {}
-    if requested:
-        values.update(prompt=int(requested["prompt"]), completion=int(requested["completion"]))
+    if prompt:
+        values["prompt"] = int(prompt)
+    if completion:
+        values["completion"] = int(completion)
     size = f"the {window}-token window" if window else "the window"
-    if too_many or (requested and window and int(requested["completion"]) >= int(window)):
-        asked = too_many or requested["completion"]
+    if too_many or (completion and window and int(completion) >= int(window)):
+        asked = too_many or completion
         return found(evidence, Cause.request_context_overflow,
                      f"a client asked for {asked} output tokens, which do not fit {size}",
                      Fix(f"clients must ask for fewer output tokens (max_tokens); the filter-proxy fits Anthropic "
                          f"clients' max_tokens to the window, so send them through it rather than to vLLM's port; "
                          f"the window itself is {_WINDOW_KEY} in stack.yaml", key=_WINDOW_KEY, value=window),
                      severity=Severity.advisory, max_tokens=int(asked), **values)
-    prompt = f" ({requested['prompt']} tokens)" if requested else ""
     return found(evidence, Cause.request_context_overflow,
-                 f"a conversation{prompt} is longer than {size}",
+                 f"a conversation{f' ({prompt} tokens)' if prompt else ''} is longer than {size}",
                  Fix(f"compact or trim the conversation (Claude Code: /compact; `stackctl connect claude-code` sets its "
                      f"auto-compact window to the served one), or raise {_WINDOW_KEY} in stack.yaml if the model "
                      "allows more (`stackctl doctor`'s model-window check says how far)", key=_WINDOW_KEY,
                      value=window), severity=Severity.advisory, **values)
+
+
+def _first(found: dict[str, str]) -> str | None:
+    """The one alternative of a pattern that matched (its groups are named per wording)."""
+    return next(iter(found.values()), None)
 
 
 def _system_message_position(evidence: Evidence) -> Diagnosis:
@@ -55,8 +83,8 @@ def _system_message_position(evidence: Evidence) -> Diagnosis:
         return found(evidence, Cause.system_message_position,
                      "a client sent messages this model's chat template refuses: after at most one system message "
                      "first, it wants user and assistant turns strictly alternating",
-                     Fix("clients must send one system message first (merge the others into it) and never two user "
-                         "or two assistant messages in a row; Anthropic clients through the filter-proxy get that "
+                     Fix("clients must send one system message first (merge the others into it), then user and "
+                         "assistant messages that alternate (never two user or two assistant messages in a row); Anthropic clients through the filter-proxy get that "
                          "(it places inline system text in place); or give vLLM a chat template that accepts them "
                          "(--chat-template in vllm.extra_args)", key="vllm.extra_args", flag="--chat-template"),
                      severity=Severity.advisory)
@@ -83,6 +111,14 @@ def _tool_parser_failure(evidence: Evidence) -> Diagnosis:
                  severity=Severity.advisory, **({"parser": parser} if parser else {}))
 
 
+def _tool_choice_without_tools(evidence: Evidence) -> Diagnosis:
+    return found(evidence, Cause.tool_choice_without_tools,
+                 "a client sent tool_choice with no tools in the request, which vLLM (like OpenAI's API) refuses",
+                 Fix("the client must leave tool_choice out when it sends no tools: a gateway in front of vLLM does "
+                     "this when it forwards tool_choice on its own (LiteLLM did: upgrade it, or set drop_params: true "
+                     "for the model); vLLM's flags cannot change it"), severity=Severity.advisory)
+
+
 def _chat_template_missing(evidence: Evidence) -> Diagnosis:
     return found(evidence, Cause.chat_template_missing,
                  "the model's tokenizer has no chat template, so vLLM cannot serve /v1/chat/completions for it",
@@ -92,13 +128,14 @@ def _chat_template_missing(evidence: Evidence) -> Diagnosis:
 
 
 SIGNATURES: tuple[Signature, ...] = (
-    signature(Cause.request_context_overflow,
-              r"maximum context length is \d+ tokens|'max_tokens' or 'max_completion_tokens' is too large"
-              r"|is longer than the maximum model length of \d+|is too long and exceeds limit of \d+",
-              _request_context_overflow),
+    signature(Cause.request_context_overflow, _OVERFLOW, _request_context_overflow),
     signature(Cause.system_message_position,
               r"System message must be at the beginning|[Cc]onversation roles must alternate user/assistant",
               _system_message_position),
+    # vLLM's wording, and OpenAI's (relayed by clients and gateways).
+    signature(Cause.tool_choice_without_tools,
+              r"When using `?tool_choice`?, `?tools`? must be set|'?tool_choice'? is only allowed when '?tools'? are specified",
+              _tool_choice_without_tools),
     signature(Cause.tool_parser_failure,
               r"Error in extracting tool call from response|Error trying to handle streaming tool call"
               r"|_tool_parser\.py:\d+\]|_tool_parser\.py\", line \d+", _tool_parser_failure),

@@ -26,7 +26,7 @@ _UPSTREAM = re.compile(r"upstream: \"(?P<upstream>[^\"]+)\"")
 
 
 def _nginx_upstream_down(evidence: Evidence) -> Diagnosis:
-    upstream = evidence.read(_UPSTREAM).get("upstream", "")
+    upstream = evidence.read(_UPSTREAM).get("upstream", "").strip()
     return found(evidence, Cause.nginx_upstream_down,
                  f"nginx could not reach its upstream{' ' + upstream if upstream else ''} (the filter-proxy): clients "
                  "get 502 Bad Gateway",
@@ -104,10 +104,14 @@ SIGNATURES: tuple[Signature, ...] = (
     signature(Cause.nginx_certificate_missing,
               r"cannot load certificate(?: key)? \"|BIO_new_file\(\"\S+\"\) failed", _nginx_certificate_missing),
     signature(Cause.nginx_upstream_down,
-              r"connect\(\) failed \((?:111|113): [^)]*\) while connecting to upstream|no live upstreams while "
+              # Refused, no route, network unreachable: whatever call nginx names (connect() to a
+              # socket, to an address, or cut from the paste), the upstream is not listening.
+              r"\((?:111|113|101): [^)]*\) while connecting to upstream|no live upstreams while "
               r"connecting to upstream", _nginx_upstream_down),
     signature(Cause.nginx_upstream_timeout, r"upstream timed out \(110: [^)]*\) while reading", _nginx_upstream_timeout),
-    signature(Cause.nginx_body_too_large, r"client intended to send too large body", _nginx_body_too_large),
+    # nginx's own log, and the page its client gets (the 413 status line or its HTML title).
+    signature(Cause.nginx_body_too_large, r"client intended to send too large body|\b413 Request Entity Too Large",
+              _nginx_body_too_large),
     signature(Cause.nginx_upstream_host_unknown, r"host not found in upstream", _nginx_upstream_host_unknown),
     signature(Cause.certbot_challenge_unreachable,
               r"Timeout during connect|Invalid response from https?://\S+/\.well-known/acme-challenge"

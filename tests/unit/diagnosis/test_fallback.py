@@ -78,11 +78,11 @@ def test_debug_variables_and_echoed_commands_are_not_remedies():
                '2024/01/01 00:00:00 [emerg] 1#1: unknown directive "proxy_bufering" in /etc/nginx/conf.d/x.conf:12'],
      '2024/01/01 00:00:00 [emerg] 1#1: unknown directive "proxy_bufering" in /etc/nginx/conf.d/x.conf:12'),
     ("prometheus", ['ts=2024-01-01T00:00:00Z caller=main.go:1 level=info msg="Starting Prometheus"',
-                    ('ts=2024-01-01T00:00:00Z caller=main.go:2 level=error msg="Error loading config" err="parsing '
-                    'YAML file /etc/prometheus/prometheus.yml: yaml: line 3: did not find expected key"'),
+                    ('ts=2024-01-01T00:00:00Z caller=main.go:2 level=error msg="Fatal error" err="opening storage failed: '
+                    '/prometheus/01HX: invalid magic number 0"'),
                     'ts=2024-01-01T00:00:00Z caller=main.go:3 level=info msg="See you next time!"'],
-     ('ts=2024-01-01T00:00:00Z caller=main.go:2 level=error msg="Error loading config" err="parsing YAML file '
-     '/etc/prometheus/prometheus.yml: yaml: line 3: did not find expected key"')),
+     ('ts=2024-01-01T00:00:00Z caller=main.go:2 level=error msg="Fatal error" err="opening storage failed: '
+     '/prometheus/01HX: invalid magic number 0"')),
     ("node-exporter", ["panic: runtime error: invalid memory address or nil pointer dereference",
                        "goroutine 1 [running]:", "main.main()"],
      "panic: runtime error: invalid memory address or nil pointer dereference"),

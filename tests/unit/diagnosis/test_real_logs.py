@@ -12,6 +12,9 @@ from tests.unit.diagnosis.real_logs import FAILURE_LOGS, REQUEST_ERRORS, expecte
 
 NGINX = DiagnosisContext(service="nginx", port_keys={80: "ports.http", 443: "ports.https"})
 PROXY = DiagnosisContext(service="filter-proxy")
+# Docker Compose's own output, read with the default stack.yaml's ports.
+DOCKER = DiagnosisContext(service="docker", port_keys={80: "ports.http", 443: "ports.https", 3000: "ports.grafana",
+                                                       9090: "ports.prometheus", 8000: "ports.vllm"})
 
 
 @dataclass(frozen=True)
@@ -96,15 +99,20 @@ EXPECTED: dict[str, Expect] = {
     # Ports vLLM picks for its own workers: no stack.yaml key moves them.
     "port_in_use__vllm-issue-11617-c10d": Expect(C.port_in_use),
     "port_in_use__vllm-issue-11617": Expect(C.port_in_use),
+    # Docker's "port is already allocated": the port's key, else the key of the service Compose names.
+    "port_in_use__internet-monitoring-issue-13": Expect(C.port_in_use, "ports.prometheus", values={"port": 9090}, context=DOCKER),
+    "port_in_use__grafana-mongodb-docker-issue-7": Expect(C.port_in_use, "ports.grafana", values={"port": 3000}, context=DOCKER),
+    "port_in_use__sitespeed-issue-1391": Expect(C.port_in_use, values={"port": 8080}, context=DOCKER),
+    "hub_offline__text-generation-inference-issue-3192": Expect(C.hub_offline, "vllm.model_path", "--model", values={"model": "meta-llama/Meta-Llama-3.1-8B-Instruct"}),
     "port_in_use__vllm-issue-8204": Expect(C.port_in_use, "ports.vllm", "--port", values={"port": 44319}),
     "ptxas_unknown_arch__triton-inference-server-issue-8632": Expect(C.ptxas_unknown_arch, env="TRITON_PTXAS_PATH", value="/usr/local/cuda/bin/ptxas", values={"arch": "sm_110a"}),
     "ptxas_unknown_arch__triton-issue-8539": Expect(C.ptxas_unknown_arch, env="TRITON_PTXAS_PATH", value="/usr/local/cuda/bin/ptxas", values={"arch": "sm_121a"}),
     "ptxas_unknown_arch__vllm-issue-30163": Expect(C.ptxas_unknown_arch, env="TRITON_PTXAS_PATH", value="/usr/local/cuda/bin/ptxas", values={"arch": "sm_121a"}),
     "quantization_unsupported__1cat-vllm-issue-27": Expect(C.quantization_unsupported, "model", values={"quantization": "fp8"}),
-    "quantization_unsupported__vllm-issue-22422": Expect(C.quantization_unsupported, "model", values={"quantization": "mxfp4"}),
+    "quantization_unsupported__vllm-issue-22422": Expect(C.quantization_unsupported, "images.vllm", values={"quantization": "mxfp4"}),
     "quantization_unsupported__vllm-issue-41477": Expect(C.quantization_unsupported, "model", values={"quantization": "mxfp4"}),
     "quantization_unsupported__vllm-issue-4327": Expect(C.quantization_unsupported, "model", values={"quantization": "fp8"}),
-    "quantization_unsupported__vllm-pr-22339": Expect(C.quantization_unsupported, "model", values={"quantization": "mxfp4"}),
+    "quantization_unsupported__vllm-pr-22339": Expect(C.quantization_unsupported, "images.vllm", values={"quantization": "mxfp4"}),
     "ray_node_without_gpu__lm-evaluation-harness-issue-2410": Expect(C.ray_node_without_gpu, env="VLLM_HOST_IP"),
     "ray_node_without_gpu__vllm-issue-29265": Expect(C.ray_node_without_gpu, env="VLLM_HOST_IP", values={"node_ip": "74.10.28.48"}),
     "refused_choice__tpu-inference-pr-1136": Expect(C.refused_choice, EXTRA, "--kv-cache-dtype", values={"refused": "fp8_5m2"}),

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from stackctl.config import parse_stack_config
 from stackctl.diagnosis import (
     Cause,
@@ -97,9 +99,20 @@ def test_a_refused_flag_the_user_added_is_removed_from_extra_args():
 
 def test_a_refused_flag_from_the_profile_asks_for_a_newer_engine():
     lines = ["api_server.py: error: unrecognized arguments: --tool-call-parser qwen3_coder"]
-    fix = diagnose_log(lines, DiagnosisContext(extra_args=("--seed", "0"))).fix
+    fix = diagnose_log(lines, context_for("vllm", parse_stack_config({"vllm": {"extra_args": ["--seed", "0"]}}))).fix
     assert (fix.key, fix.flag) == ("images.vllm", "--tool-call-parser")
     assert "not in vllm.extra_args" in fix.text
+
+
+@pytest.mark.parametrize("flag", ["--lora-path", "--omni", "--config"])
+def test_a_refused_flag_stackctls_command_does_not_add_is_the_users_to_remove(flag):
+    # Not in vllm.extra_args of this stack.yaml either (a command typed by hand, or an edit since the
+    # start): stackctl's rendered command does not carry it, so no newer engine is asked for.
+    lines = ["usage: vllm [-h] [-v] {chat,complete,serve,bench,collect-env,run-batch} ...",
+             f"vllm: error: unrecognized arguments: {flag} /models/x"]
+    fix = diagnose_log(lines, context_for("vllm", parse_stack_config({}))).fix
+    assert (fix.key, fix.flag) == ("vllm.extra_args", flag)
+    assert fix.text.startswith(f"remove {flag} from vllm.extra_args") and "no such flag" in fix.text
 
 
 def test_the_stack_names_the_port_key():
