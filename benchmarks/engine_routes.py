@@ -19,7 +19,11 @@ over worker processes; `--client-check` first measures it alone against vLLM wit
 with several, so a ceiling of the client is not read as one of the proxy.
 
     .venv/bin/python benchmarks/engine_routes.py --stack DIR [--levels 1,16,64,256] [--tokens 256]
-        [--rounds 3] [--client-check] [--proxy-port PORT] [--json FILE]
+        [--rounds 3] [--mixed] [--client-check] [--proxy-port PORT] [--json FILE]
+
+--mixed runs each route and direct at the same time, half the streams each, and compares what a
+closed loop of each side's agents delivers (tokens over TTFT + streaming) and their TTFT: the
+engine's own swings between passes (10-20% at 64 and 256 streams on an H100) then touch both.
 """
 
 from __future__ import annotations
@@ -240,6 +244,78 @@ def as_json(measured: Measured) -> list[dict]:
     return rows
 
 
+# ---- mixed: each route beside direct at the same time, on the same engine ------------------------
+
+
+@dataclass(frozen=True)
+class Side:
+    """One side of a mixed pass: its streams' TTFT and what a closed loop of them delivers."""
+
+    result: LevelResult
+
+    @property
+    def cycle_rate(self) -> float:
+        """Tokens per second of one agent's loop: tokens over (TTFT + streaming), summed over its
+        streams; a closed loop of C agents delivers C times this."""
+        ok = self.result.ok
+        seconds = sum(sample.ttft + sample.stream_seconds for sample in ok)
+        return sum(sample.usage_tokens or sample.tokens for sample in ok) / seconds if seconds else 0.0
+
+
+@dataclass
+class MixedRow:
+    route: str
+    concurrency: int
+    shares: list[float] = field(default_factory=list)  # the route's loop rate / direct's, per round
+    added_ttft_ms: list[float] = field(default_factory=list)
+    route_result: LevelResult | None = None
+    direct_result: LevelResult | None = None
+
+
+def measure_mixed(routes: list[Target], levels: list[int], rounds: int) -> list[MixedRow]:
+    """Each route and direct run at the same time, half the level's streams each (one each at 1):
+    the engine's state, which moves the sequential passes' figures by 10-20% at 64 and 256 streams
+    on an H100, is then the same for both, and what is left between them is the route's."""
+    import concurrent.futures
+
+    direct = next(route for route in routes if route.name == DIRECT)
+    rows = []
+    for concurrency in levels:
+        half = max(1, concurrency // 2)
+        probe = run_level(direct, concurrency, 1)
+        durations = sorted(sample.stream_seconds for sample in probe.ok) or [0.0]
+        spread = durations[len(durations) // 2]
+        for route in (route for route in routes if route is not direct):
+            row = MixedRow(route.name, concurrency)
+            for _ in range(rounds):
+                with concurrent.futures.ThreadPoolExecutor(2) as pool:
+                    mine, base = (pool.submit(run_level, target, half, per_pass(concurrency), spread_seconds=spread)
+                                  for target in (route, direct))
+                    route_side, direct_side = Side(mine.result()), Side(base.result())
+                row.shares.append(route_side.cycle_rate / direct_side.cycle_rate if direct_side.cycle_rate else 0.0)
+                row.added_ttft_ms.append(route_side.result.ttft_ms(0.5) - direct_side.result.ttft_ms(0.5))
+                row.route_result = merge([r for r in (row.route_result, route_side.result) if r is not None])
+                row.direct_result = merge([r for r in (row.direct_result, direct_side.result) if r is not None])
+            rows.append(row)
+            print(f"  mixed {route.name:<16} c{concurrency:<4} vs direct {statistics.median(row.shares):.1%}, "
+                  f"added TTFT p50 {statistics.median(row.added_ttft_ms):+.1f} ms", flush=True)
+    return rows
+
+
+def mixed_table(rows: list[MixedRow]) -> str:
+    lines = [("| concurrency | route (beside direct) | added TTFT p50 | vs direct | TTFT p50 route / direct "
+              "| failed route / direct |"), "|---|---|---|---|---|---|"]
+    for row in rows:
+        assert row.route_result is not None and row.direct_result is not None
+        lines.append(
+            f"| {row.concurrency} | {row.route} | {statistics.median(row.added_ttft_ms):+.1f} ms "
+            f"({min(row.added_ttft_ms):+.1f}..{max(row.added_ttft_ms):+.1f}) | {statistics.median(row.shares):.1%} "
+            f"({min(row.shares):.0%}-{max(row.shares):.0%}) | {row.route_result.ttft_ms(0.5):.1f} / "
+            f"{row.direct_result.ttft_ms(0.5):.1f} ms | {row.route_result.failures}/{len(row.route_result.samples)} / "
+            f"{row.direct_result.failures}/{len(row.direct_result.samples)} |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--stack", type=Path, required=True, help="the stack directory (stack.yaml, .env)")
@@ -248,6 +324,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="rounds of every route per level (paired with direct)")
     parser.add_argument("--routes", default=f"{DIRECT},{DIRECT_USAGE},{OPENAI},{ANTHROPIC}")
     parser.add_argument("--client-check", action="store_true")
+    parser.add_argument("--mixed", action="store_true", help="each route beside direct at the same time (half "
+                        "the streams each), in place of the sequential passes")
     parser.add_argument("--proxy-port", type=int, help="another filter-proxy in front of the same vLLM, with the "
                         "stack's keys (e.g. an older release, to compare in the same run)")
     parser.add_argument("--json", type=Path)
@@ -259,9 +337,18 @@ def main() -> None:
     report: dict = {"levels": levels, "tokens": options.tokens}
     if options.client_check:
         report["client_check"] = client_check(routes[0], max(levels))
-    measured = measure(routes, levels, {"vllm": access.vllm_port, "proxy": access.proxy_port}, options.rounds)
-    report["results"] = as_json(measured)
-    report["table"] = table(measured, levels)
+    if options.mixed:
+        rows = measure_mixed(routes, levels, options.rounds)
+        report["mixed"] = [{"route": row.route, "concurrency": row.concurrency, "share_of_direct_by_round": row.shares,
+                            "added_ttft_p50_ms_by_round": row.added_ttft_ms,
+                            "failed": row.route_result.failures if row.route_result else None,
+                            "direct_failed": row.direct_result.failures if row.direct_result else None}
+                           for row in rows]
+        report["table"] = mixed_table(rows)
+    else:
+        measured = measure(routes, levels, {"vllm": access.vllm_port, "proxy": access.proxy_port}, options.rounds)
+        report["results"] = as_json(measured)
+        report["table"] = table(measured, levels)
     print(report["table"])
     if options.json:
         options.json.write_text(json.dumps(report, indent=2))

@@ -137,6 +137,19 @@ def test_the_route_benchmark_measures_every_route_of_the_stack(stack: DemoStack,
             assert used["proxy"] > 2 * cores[("direct", level)]["proxy"], (route, level, cores)
 
 
+def test_the_route_benchmark_runs_each_route_beside_direct(stack: DemoStack, tmp_path):
+    out = tmp_path / "mixed.json"
+    done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "engine_routes.py"), "--stack", str(stack.root),
+                           "--levels", "2", "--tokens", "8", "--rounds", "2", "--mixed", "--json", str(out)],
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    rows = json.loads(out.read_text())["mixed"]
+    assert sorted(row["route"] for row in rows) == ["anthropic route", "direct+usage", "openai route"]
+    for row in rows:  # both sides streamed in every round, and none failed
+        assert row["failed"] == row["direct_failed"] == 0, rows
+        assert len(row["share_of_direct_by_round"]) == 2 and all(share > 0 for share in row["share_of_direct_by_round"])
+
+
 def test_up_again_is_a_noop_for_healthy_services(stack: DemoStack):
     before = {name: record["pid"] for name, record in stack.pid_records().items()}
     result = stack.cli("up")

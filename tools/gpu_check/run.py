@@ -13,8 +13,9 @@ install (Debian's nginx/Prometheus/node-exporter unpacked; a venv for stackctl a
 --hardware generic --model DIR --runtime native` with the engine as engine.python, then `up`),
 checks (doctor against the real driver, status, the gpu-exporter against nvidia-smi, the SDKs
 through nginx and the proxy), memory (what vLLM says of its pool), bench
-(benchmarks/engine_routes.py, with the cores each server used), bench_before (an older proxy,
-.gpu-check/before, beside this one), bench_workers (this proxy with 2 and 8 workers, at 64 and
+(benchmarks/engine_routes.py, with the cores each server used), bench_mixed (each route beside
+direct at the same time), bench_before and bench_before_mixed (an older proxy, .gpu-check/before,
+the same two ways), bench_workers (this proxy with 2 and 8 workers, at 64 and
 256 streams), session (tools/gpu_check/session.py replay), session_deep (36 layers), report.
 """
 
@@ -33,8 +34,8 @@ import traceback
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-PHASES = ("join", "install", "model", "stack", "checks", "memory", "bench", "bench_before", "bench_workers",
-          "session", "session_deep")
+PHASES = ("join", "install", "model", "stack", "checks", "memory", "bench", "bench_mixed", "bench_before",
+          "bench_before_mixed", "bench_workers", "session", "session_deep")
 # An older filter-proxy to measure beside this one in the same run (`git archive REV stackctl`
 # unpacked here, carried with the call): the gateway's before/after on the same engine.
 BEFORE = REPO / ".gpu-check" / "before"
@@ -327,6 +328,21 @@ class Check:
                        timeout=1500)
         return {**json.loads(out.read_text()), "output": done.stdout[-6000:]}
 
+    def phase_bench_mixed(self) -> dict:
+        """Each route beside direct at the same time (engine_routes --mixed): the engine's swings
+        between sequential passes then touch both sides."""
+        out = self.work / "bench-mixed.json"
+        done = self.sh([self.venv / "bin/python", REPO / "benchmarks/engine_routes.py", "--stack", self.stack,
+                        "--levels", self.levels, "--tokens", str(self.tokens), "--mixed", "--json", out], timeout=1500)
+        return {**json.loads(out.read_text()), "output": done.stdout[-6000:]}
+
+    def phase_bench_before_mixed(self) -> dict:
+        """The older proxy (BEFORE), each route beside direct at the same time."""
+        if not (BEFORE / "stackctl").is_dir():
+            return {"skipped": f"no older proxy in {BEFORE}"}
+        result = self.side_proxy_bench(BEFORE, 4100, [], "bench-before-mixed", self.levels, mixed=True)
+        return {**result, "revision": (BEFORE / "REVISION").read_text().strip() if (BEFORE / "REVISION").exists() else None}
+
     def phase_bench_before(self) -> dict:
         """The same routes through an older filter-proxy (BEFORE) in front of the same vLLM."""
         if not (BEFORE / "stackctl").is_dir():
@@ -343,7 +359,8 @@ class Check:
                                                           f"bench-workers-{count}", levels)
                 for count in (2, 8)}
 
-    def side_proxy_bench(self, source: Path, port: int, extra: list[str], name: str, levels: str) -> dict:
+    def side_proxy_bench(self, source: Path, port: int, extra: list[str], name: str, levels: str,
+                         mixed: bool = False) -> dict:
         """engine_routes through a filter-proxy started from `source` on `port`, with the stack's keys."""
         dotenv = self.dotenv()
         env = {**self.env, "PYTHONPATH": str(source), "STACKCTL_PROXY_KEYS": dotenv["STACKCTL_PROXY_KEYS"],
@@ -371,7 +388,8 @@ class Check:
             out = self.work / f"{name}.json"
             done = self.sh([self.venv / "bin/python", REPO / "benchmarks/engine_routes.py", "--stack", self.stack,
                             "--levels", levels, "--tokens", str(self.tokens), "--proxy-port", str(port),
-                            "--routes", "direct,openai route,anthropic route", "--json", out], timeout=1500)
+                            "--routes", "direct,openai route,anthropic route", *(["--mixed"] if mixed else []),
+                            "--json", out], timeout=1500)
         finally:
             proxy.terminate()
             proxy.wait(20)
@@ -446,6 +464,13 @@ def markdown(report: dict) -> str:
     before = report["phases"].get("bench_before", {}).get("result")
     if before and "table" in before:
         lines += ["", f"## Routes through the older proxy ({before.get('revision')}), same engine", "", before["table"]]
+    mixed = report["phases"].get("bench_mixed", {}).get("result")
+    if mixed:
+        lines += ["", "## Each route beside direct, at the same time (half the streams each)", "", mixed["table"]]
+    before_mixed = report["phases"].get("bench_before_mixed", {}).get("result")
+    if before_mixed and "table" in before_mixed:
+        lines += ["", f"## The older proxy ({before_mixed.get('revision')}), each route beside direct", "",
+                  before_mixed["table"]]
     for name, result in (report["phases"].get("bench_workers", {}).get("result") or {}).items():
         lines += ["", f"## This proxy with {name.replace('_', ' ')}, same engine", "", result["table"]]
     session = report["phases"].get("session", {}).get("result")
@@ -481,8 +506,9 @@ def wait(work: Path, until: float, out: Path | None) -> int:
         time.sleep(5)
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
-        for name in ("report.json", "report.md", "run.log", "bench.json", "bench-before.json", "bench-workers-2.json",
-                     "bench-workers-8.json", "session-report.json", "session-deep-report.json"):
+        for name in ("report.json", "report.md", "run.log", "bench.json", "bench-mixed.json", "bench-before.json",
+                     "bench-before-mixed.json", "bench-workers-2.json", "bench-workers-8.json", "session-report.json",
+                     "session-deep-report.json"):
             if (work / name).exists():
                 shutil.copy(work / name, out / name)
         stack_logs = work / "stack" / ".stackctl" / "logs"
