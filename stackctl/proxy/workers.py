@@ -87,7 +87,8 @@ def serve_workers(settings: ProxySettings, workers: int, log_level: str) -> None
 
 async def _supervise(settings: ProxySettings, count: int, log_level: str, private: Path) -> None:
     limits = settings.limits
-    backend = Backend(settings.backend_url, api_key=settings.backend_api_key)
+    backend = Backend(settings.backend_url, api_key=settings.backend_api_key,
+                      read_timeout_s=settings.backend_read_timeout_s)
     queue = BackendQueueWatch(backend, max_waiting=limits.max_backend_waiting, poll_s=limits.backend_poll_s)
     gate = LocalGate(KeyLimiter(limits), queue)
     keeper_path = str(private / "keeper.sock")
