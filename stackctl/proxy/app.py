@@ -61,7 +61,11 @@ def create_app(
     the limits of this process and `sessions` its session tracking (a worker's shared ones,
     workers.py, which count into the worker's `metrics`); `worker` is the worker's number, told
     by /health."""
-    backend = Backend(settings.backend_url, api_key=settings.backend_api_key)
+    backend = Backend(
+        settings.backend_url,
+        api_key=settings.backend_api_key,
+        read_timeout_s=settings.backend_read_timeout_s,
+    )
     limits = settings.limits
     if gate is None:
         queue = BackendQueueWatch(

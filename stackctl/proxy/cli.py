@@ -152,6 +152,7 @@ def serve(
     import uvicorn  # imported late: `--help` and flag errors stay instant
 
     from stackctl.proxy.app import create_app
+    from stackctl.proxy.server import serve
     from stackctl.proxy.workers import KEEP_ALIVE_S, serve_workers
 
     level = os.environ.get("STACKCTL_PROXY_LOG_LEVEL", "info").upper()
@@ -163,7 +164,7 @@ def serve(
         if count > 1:
             serve_workers(settings, count, level)
             return
-        uvicorn.run(
+        config = uvicorn.Config(
             create_app(settings),
             host=settings.host,
             port=settings.port,
@@ -175,6 +176,8 @@ def serve(
             timeout_graceful_shutdown=5,
             timeout_keep_alive=KEEP_ALIVE_S,
         )
+        if not serve(config):
+            raise typer.Exit(3)  # uvicorn's own code for a failed startup, logged above
     except OSError as error:
         typer.echo(f"error: cannot listen on {host}:{port}: {error.strerror or error}", err=True)
         raise typer.Exit(1) from None

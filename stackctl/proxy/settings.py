@@ -68,6 +68,9 @@ class ProxySettings:
     auth_enabled: bool = True
     backend_api_key: str | None = field(default=None, repr=False)
     ping_interval_s: float = 10.0
+    # A backend silent this long (before its headers or mid-reply) is given up on; long prompts
+    # can take minutes to prefill before the first byte.
+    backend_read_timeout_s: float = 900.0
     max_body_bytes: int = DEFAULT_MAX_BODY_MB * 1024 * 1024
     # Web search for Anthropic clients (the web_search server tool): who answers the queries.
     search_backend: SearchBackendName = "ddgs"

@@ -87,7 +87,8 @@ def serve_workers(settings: ProxySettings, workers: int, log_level: str) -> None
 
 async def _supervise(settings: ProxySettings, count: int, log_level: str, private: Path) -> None:
     limits = settings.limits
-    backend = Backend(settings.backend_url, api_key=settings.backend_api_key)
+    backend = Backend(settings.backend_url, api_key=settings.backend_api_key,
+                      read_timeout_s=settings.backend_read_timeout_s)
     queue = BackendQueueWatch(backend, max_waiting=limits.max_backend_waiting, poll_s=limits.backend_poll_s)
     gate = LocalGate(KeyLimiter(limits), queue)
     keeper_path = str(private / "keeper.sock")
@@ -161,6 +162,7 @@ def _worker_main(settings: ProxySettings, index: int, keeper_path: str, sessions
     from stackctl.proxy.app import create_app
     from stackctl.proxy.auth import ANONYMOUS
     from stackctl.proxy.metrics import ProxyMetrics
+    from stackctl.proxy.server import serve
     from stackctl.proxy.sessions.shared import SharedSessions
 
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -170,4 +172,4 @@ def _worker_main(settings: ProxySettings, index: int, keeper_path: str, sessions
     app = create_app(settings, gate=SharedGate(keeper_path), sessions=sessions, metrics=metrics, worker=index)
     config = uvicorn.Config(app, loop="uvloop", http="httptools", access_log=False, log_level=log_level.lower(),
                             timeout_graceful_shutdown=5, timeout_keep_alive=KEEP_ALIVE_S)
-    uvicorn.Server(config).run(sockets=[listening_socket(settings.host, settings.port)])
+    serve(config, sockets=[listening_socket(settings.host, settings.port)])

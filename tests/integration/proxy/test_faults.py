@@ -17,7 +17,7 @@ from dataclasses import replace
 import httpx
 import pytest
 
-from tests.support.processes import free_port
+from tests.support.processes import eventually, free_port
 from tests.support.proxy.cut_streams import StreamsUnderFire, assert_ended_with_an_api_error
 from tests.support.proxy.running import ALICE_KEY, RunningProxy
 from tests.support.proxy.scripted_backend import FLOOD_BYTES, ScriptedBackend
@@ -161,6 +161,31 @@ def test_the_sdks_raise_the_apis_error_when_the_backend_dies_mid_stream(
     streams.start(timeout_s=20)
     killable_backend.kill()
     assert_ended_with_an_api_error(*streams.outcomes(timeout_s=20))
+    assert nothing_in_flight(proxy), in_flight(proxy)
+
+
+def test_a_backend_that_stalls_mid_reply_ends_the_streams_with_the_apis_error(
+    start_proxy, base_settings, backend: ScriptedBackend
+) -> None:  # type: ignore[no-untyped-def]
+    # The read timeout (900 s by default; 1 s here) counts silence, not the reply's length.
+    proxy = start_proxy(replace(base_settings, backend_read_timeout_s=1.0))
+    reply = httpx.post(
+        proxy.base_url + "/v1/chat/completions",
+        json={"model": "gpt-4o", "stream": True,
+              "messages": [{"role": "user", "content": "scenario:text pace=0.15"}]},
+        headers={"x-api-key": ALICE_KEY},
+        timeout=20,
+    )
+    assert reply.text.endswith("data: [DONE]\n\n"), reply.text[-300:]  # 2.7 s, never 1 s silent
+    stalled = backend.disconnects.count("stall")
+    streams = StreamsUnderFire(proxy.anthropic(), proxy.openai(), model="claude-x",
+                               prompt="scenario:text stall=4", max_tokens=9)
+    streams.start(timeout_s=20)
+    anthropic_outcome, openai_outcome = streams.outcomes(timeout_s=20)
+    assert_ended_with_an_api_error(anthropic_outcome, openai_outcome)
+    assert "Timeout" in openai_outcome.error.message, openai_outcome.error  # type: ignore[union-attr]
+    # Both backend connections were dropped, so vLLM frees their slots.
+    assert eventually(lambda: backend.disconnects.count("stall") == stalled + 2)
     assert nothing_in_flight(proxy), in_flight(proxy)
 
 

@@ -2,7 +2,8 @@
 
 The scenario comes from the last user message (or the prompt): `scenario:NAME` picks
 tests/data/vllm_streams/NAME.sse (streamed) or NAME.json; `delay=SECONDS` waits before the
-first byte (a long prefill), `pace=SECONDS` waits between events; `scenario:hang` streams
+first byte (a long prefill), `pace=SECONDS` waits between events, `stall=N` goes silent after
+N events until the client leaves (a stuck engine, recorded in `disconnects`); `scenario:hang` streams
 forever until the client leaves; `scenario:flood` streams FLOOD_BYTES of text deltas as fast
 as the reader takes them, counting what it sent in `flood_sent` (the slow-reader test).
 `/v1/responses` answers as vLLM's Responses endpoint does (scripted_responses.py).
@@ -52,7 +53,7 @@ RECORDED_SCENARIOS = [
 ]
 FLOOD_BYTES = 256 * 1024 * 1024
 _SCENARIO = re.compile(r"scenario:(\w+)")
-_OPTION = re.compile(r"\b(delay|pace)=([0-9.]+)")
+_OPTION = re.compile(r"\b(delay|pace|stall)=([0-9.]+)")
 _SCRIPT = re.compile(r"script:(\w+)")
 
 
@@ -265,7 +266,12 @@ class ScriptedBackend:
         data = (STREAMS / f"{name}.sse").read_bytes()
         events = [event + b"\n\n" for event in data.split(b"\n\n") if event]
         await asyncio.sleep(options.get("delay", 0))
-        for event in events:
+        for index, event in enumerate(events):
+            if index == options.get("stall"):
+                while (await receive())["type"] != "http.disconnect":
+                    pass
+                self.disconnects.append("stall")
+                return
             await send({"type": "http.response.body", "body": event, "more_body": True})
             if options.get("pace"):
                 await asyncio.sleep(options["pace"])
