@@ -91,7 +91,9 @@ SIGNATURES: tuple[Signature, ...] = (
               r"|SQLite database file \S+: open \S+: permission denied|mkdir /var/lib/grafana\S*: permission denied",
               _grafana_data_permission),
     signature(Cause.prometheus_config_invalid,
-              r"parsing YAML file \S+: |couldn't load configuration \(-?-config\.file|Error loading config",
+              # Prometheus's own words, with its flag: a bare "Error loading config" is any program's
+              # (Codex's config.toml says it too).
+              r"parsing YAML file \S+: |(?:couldn't load configuration|Error loading config) \(-?-config\.file",
               _prometheus_config_invalid),
     signature(Cause.grafana_datasource_provisioning, r"Datasource provisioning error", _grafana_datasource_provisioning),
 )

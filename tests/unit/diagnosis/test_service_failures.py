@@ -146,3 +146,15 @@ def test_a_failed_start_with_a_request_error_in_its_log_still_leads_with_what_st
     assert diagnosis.cause is Cause.unrecognised and "illegal memory access" in diagnosis.summary
     # The request's own traceback alone is the known warning, not "stopped on".
     assert diagnose_log(request).cause is Cause.request_context_overflow
+
+
+def test_another_programs_error_loading_its_config_is_not_prometheus():
+    """Prometheus says "Error loading config (--config.file=...)"; Codex says "Error loading
+    config.toml": only the first is a prometheus.yml to correct."""
+    codex = ['Error loading config.toml: `wire_api = "chat"` is no longer supported.']
+    prometheus = [('level=error msg="Error loading config (--config.file=/etc/prometheus/prometheus.yml)" '
+                   'err="parsing YAML file /etc/prometheus/prometheus.yml: yaml: line 7: did not find expected key"')]
+    said = diagnose_log(codex, DiagnosisContext(service="filter-proxy"))
+    assert said is None or said.cause is not C.prometheus_config_invalid
+    diagnosis = diagnose_log(prometheus, DiagnosisContext(service="prometheus"))
+    assert diagnosis is not None and diagnosis.cause is C.prometheus_config_invalid and diagnosis.values["line"] == 7
