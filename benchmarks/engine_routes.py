@@ -137,6 +137,14 @@ class Measured:
     paired: dict[tuple[str, int], Paired] = field(default_factory=dict)
 
 
+def reply_seconds(target: Target, concurrency: int, processes: int | None = None) -> float:
+    """One untimed round at this level: how long a reply takes (the median), over which the
+    agents' first requests are then spread."""
+    probe = run_level(target, concurrency, 1, processes=processes)
+    durations = sorted(sample.stream_seconds for sample in probe.ok) or [0.0]
+    return durations[len(durations) // 2]
+
+
 def measure(routes: list[Target], levels: list[int], servers: dict[str, int], rounds: int = 3,
             processes: int | None = None) -> Measured:
     """Each level: one untimed round learns how long a reply takes (the agents' first requests are
@@ -145,9 +153,7 @@ def measure(routes: list[Target], levels: list[int], servers: dict[str, int], ro
     GPU). `servers` (name -> port): whose CPU to read around each pass."""
     measured = Measured()
     for concurrency in levels:
-        probe = run_level(routes[0], concurrency, 1, processes=processes)
-        durations = sorted(sample.stream_seconds for sample in probe.ok) or [0.0]
-        spread = durations[len(durations) // 2]
+        spread = reply_seconds(routes[0], concurrency, processes)
         by_round: list[dict[str, LevelResult]] = []
         for number in range(rounds):
             this: dict[str, LevelResult] = {}
@@ -282,9 +288,7 @@ def measure_mixed(routes: list[Target], levels: list[int], rounds: int) -> list[
     rows = []
     for concurrency in levels:
         half = max(1, concurrency // 2)
-        probe = run_level(direct, concurrency, 1)
-        durations = sorted(sample.stream_seconds for sample in probe.ok) or [0.0]
-        spread = durations[len(durations) // 2]
+        spread = reply_seconds(direct, concurrency)
         for route in (route for route in routes if route is not direct):
             row = MixedRow(route.name, concurrency)
             for _ in range(rounds):
