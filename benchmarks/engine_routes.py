@@ -274,8 +274,16 @@ class MixedRow:
     concurrency: int
     shares: list[float] = field(default_factory=list)  # the route's loop rate / direct's, per round
     added_ttft_ms: list[float] = field(default_factory=list)
-    route_result: LevelResult | None = None
-    direct_result: LevelResult | None = None
+    route_rounds: list[LevelResult] = field(default_factory=list)
+    direct_rounds: list[LevelResult] = field(default_factory=list)
+
+    @property
+    def route_result(self) -> LevelResult:
+        return merge(self.route_rounds)
+
+    @property
+    def direct_result(self) -> LevelResult:
+        return merge(self.direct_rounds)
 
 
 def measure_mixed(routes: list[Target], levels: list[int], rounds: int) -> list[MixedRow]:
@@ -298,8 +306,8 @@ def measure_mixed(routes: list[Target], levels: list[int], rounds: int) -> list[
                     route_side, direct_side = Side(mine.result()), Side(base.result())
                 row.shares.append(route_side.cycle_rate / direct_side.cycle_rate if direct_side.cycle_rate else 0.0)
                 row.added_ttft_ms.append(route_side.result.ttft_ms(0.5) - direct_side.result.ttft_ms(0.5))
-                row.route_result = merge([r for r in (row.route_result, route_side.result) if r is not None])
-                row.direct_result = merge([r for r in (row.direct_result, direct_side.result) if r is not None])
+                row.route_rounds.append(route_side.result)
+                row.direct_rounds.append(direct_side.result)
             rows.append(row)
             print(f"  mixed {route.name:<16} c{concurrency:<4} vs direct {statistics.median(row.shares):.1%}, "
                   f"added TTFT p50 {statistics.median(row.added_ttft_ms):+.1f} ms", flush=True)
@@ -310,13 +318,12 @@ def mixed_table(rows: list[MixedRow]) -> str:
     lines = [("| concurrency | route (beside direct) | added TTFT p50 | vs direct | TTFT p50 route / direct "
               "| failed route / direct |"), "|---|---|---|---|---|---|"]
     for row in rows:
-        assert row.route_result is not None and row.direct_result is not None
+        mine, base = row.route_result, row.direct_result
         lines.append(
             f"| {row.concurrency} | {row.route} | {statistics.median(row.added_ttft_ms):+.1f} ms "
             f"({min(row.added_ttft_ms):+.1f}..{max(row.added_ttft_ms):+.1f}) | {statistics.median(row.shares):.1%} "
-            f"({min(row.shares):.0%}-{max(row.shares):.0%}) | {row.route_result.ttft_ms(0.5):.1f} / "
-            f"{row.direct_result.ttft_ms(0.5):.1f} ms | {row.route_result.failures}/{len(row.route_result.samples)} / "
-            f"{row.direct_result.failures}/{len(row.direct_result.samples)} |")
+            f"({min(row.shares):.0%}-{max(row.shares):.0%}) | {mine.ttft_ms(0.5):.1f} / {base.ttft_ms(0.5):.1f} ms "
+            f"| {mine.failures}/{len(mine.samples)} / {base.failures}/{len(base.samples)} |")
     return "\n".join(lines)
 
 
@@ -345,8 +352,7 @@ def main() -> None:
         rows = measure_mixed(routes, levels, options.rounds)
         report["mixed"] = [{"route": row.route, "concurrency": row.concurrency, "share_of_direct_by_round": row.shares,
                             "added_ttft_p50_ms_by_round": row.added_ttft_ms,
-                            "failed": row.route_result.failures if row.route_result else None,
-                            "direct_failed": row.direct_result.failures if row.direct_result else None}
+                            "failed": row.route_result.failures, "direct_failed": row.direct_result.failures}
                            for row in rows]
         report["table"] = mixed_table(rows)
     else:

@@ -338,16 +338,16 @@ class Check:
 
     def phase_bench_before_mixed(self) -> dict:
         """The older proxy (BEFORE), each route beside direct at the same time."""
-        if not (BEFORE / "stackctl").is_dir():
-            return {"skipped": f"no older proxy in {BEFORE}"}
-        result = self.side_proxy_bench(BEFORE, 4100, [], "bench-before-mixed", self.levels, mixed=True)
-        return {**result, "revision": (BEFORE / "REVISION").read_text().strip() if (BEFORE / "REVISION").exists() else None}
+        return self.before_bench("bench-before-mixed", mixed=True)
 
     def phase_bench_before(self) -> dict:
         """The same routes through an older filter-proxy (BEFORE) in front of the same vLLM."""
+        return self.before_bench("bench-before", mixed=False)
+
+    def before_bench(self, name: str, *, mixed: bool) -> dict:
         if not (BEFORE / "stackctl").is_dir():
             return {"skipped": f"no older proxy in {BEFORE}"}
-        result = self.side_proxy_bench(BEFORE, 4100, [], "bench-before", self.levels)
+        result = self.side_proxy_bench(BEFORE, 4100, [], name, self.levels, mixed=mixed)
         return {**result, "revision": (BEFORE / "REVISION").read_text().strip() if (BEFORE / "REVISION").exists() else None}
 
     def phase_bench_workers(self) -> dict:
