@@ -35,7 +35,10 @@ from stackctl.proxy.sessions.capture import Capture
 from stackctl.proxy.sessions.service import LocalSessions, Sessions
 from stackctl.proxy.sessions.tracker import SessionTracker
 from stackctl.proxy.settings import ProxySettings
-from stackctl.proxy.streaming import SERVER_SEND
+from stackctl.proxy.streaming import SERVER_SEND, ends_of
+
+# A stopping server gives its cancelled streams this long to write their ending (streaming.py).
+_STREAM_ENDING_S = 2.0
 
 
 def build_search_backend(settings: ProxySettings) -> SearchBackend | None:
@@ -122,6 +125,7 @@ def create_app(
         try:
             yield
         finally:
+            await ends_of(context.streams, _STREAM_ENDING_S)
             for watcher in watchers:
                 watcher.cancel()
                 with contextlib.suppress(asyncio.CancelledError):

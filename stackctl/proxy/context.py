@@ -3,10 +3,12 @@ metrics and the session tracker."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from stackctl.proxy.admission import AdmissionGate
 from stackctl.proxy.anthropic.web_search.search_backend import SearchBackend
@@ -38,6 +40,7 @@ class ProxyContext:
     search: SearchBackend | None = None  # None: web search is off
     sessions: Sessions | None = None  # None: prefix tracking is off
     fit: WindowFit = field(default_factory=WindowFit)
+    streams: set[asyncio.Task[Any]] = field(default_factory=set)  # being served (streaming.py)
     _refreshed_at: float = field(default=-1e9)
     _tracking_failed: bool = field(default=False)
 

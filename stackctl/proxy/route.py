@@ -79,7 +79,8 @@ def wrap(context: ProxyContext, route: RouteSpec) -> Endpoint:
             if isinstance(outcome, Stream):
                 handed_off = True
                 return ProducerResponse(
-                    outcome, on_done=lambda left: finish(CLIENT_LEFT if left else 200)
+                    outcome, on_done=lambda left: finish(CLIENT_LEFT if left else 200),
+                    in_flight=context.streams,
                 )
             status = outcome.status_code
             return outcome

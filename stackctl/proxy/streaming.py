@@ -53,7 +53,8 @@ class ProducerResponse(Response):
     body writes go to the server's own `send` (SERVER_SEND), not through Starlette's two
     wrappers (they only watch for `http.response.start`, which still passes them)."""
 
-    def __init__(self, stream: Stream, *, on_done: Callable[[bool], None]) -> None:
+    def __init__(self, stream: Stream, *, on_done: Callable[[bool], None],
+                 in_flight: set[asyncio.Task[Any]] | None = None) -> None:
         # Not Response.__init__: there is no body to render, only the stream to run.
         self.status_code = 200
         self.background = None
@@ -62,6 +63,8 @@ class ProducerResponse(Response):
         self._close = stream.close
         self._interrupted = stream.interrupted
         self._on_done = on_done
+        # The app's streams being served: a stopping server waits for them (`ends_of`).
+        self._in_flight = in_flight if in_flight is not None else set()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         server_send: Send = scope.get(SERVER_SEND, send)
@@ -73,6 +76,9 @@ class ProducerResponse(Response):
             while (await receive())["type"] != "http.disconnect":
                 pass
 
+        serving = asyncio.current_task()
+        if serving is not None:
+            self._in_flight.add(serving)
         disconnected = False
         producer: asyncio.Task[None] | None = None
         watcher: asyncio.Task[None] | None = None
@@ -106,7 +112,16 @@ class ProducerResponse(Response):
                         await cancel_and_wait(task)  # the server shutting down cancels us
                 await asyncio.shield(self._close())
             finally:
+                self._in_flight.discard(serving)
                 self._on_done(disconnected)
+
+
+async def ends_of(in_flight: set[asyncio.Task[Any]], timeout_s: float) -> None:
+    """Wait (at most `timeout_s`) for the streams still being served to write their ending.
+    uvicorn cancels them at the end of its shutdown grace and goes on without waiting; the
+    loop would close before a stream could tell its client to retry."""
+    if in_flight:
+        await asyncio.wait(set(in_flight), timeout=timeout_s)
 
 
 async def cancel_and_wait(task: asyncio.Task[None]) -> None:
