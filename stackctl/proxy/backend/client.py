@@ -1,9 +1,8 @@
-"""The one connection pool to the OpenAI-compatible backend (vLLM, llama.cpp, SGLang).
+"""The proxy's connections to the OpenAI-compatible backend (vLLM, llama.cpp, SGLang).
 
-aiohttp, not httpx: every streamed token crosses this client, and aiohttp parses HTTP in C
-(llhttp) with one buffer per connection, where httpx/httpcore run h11 in Python plus an anyio
-cancel scope per read. With httpx the client alone took a quarter of the proxy's CPU at 128
-streams (see benchmarks/proxy_overhead.py).
+Streamed replies, which every token crosses, are read by reply_stream.py's own protocol;
+whole replies (models, tokenize, metrics, unstreamed calls) by aiohttp, not httpx:
+httpx/httpcore run h11 in Python plus an anyio cancel scope per read.
 """
 
 from __future__ import annotations
@@ -16,10 +15,16 @@ from dataclasses import dataclass
 import aiohttp
 
 from stackctl.proxy.backend.error_hints import hint_for_backend_error
+from stackctl.proxy.backend.reply_stream import (
+    ReadTimeout,
+    ReplyBroken,
+    ReplyConnection,
+    ReplyConnections,
+)
 from stackctl.proxy.errors import BackendError, BackendUnavailable
 
 # What a broken backend stream raises; routes catch this without knowing the HTTP client.
-StreamError = (aiohttp.ClientError, asyncio.TimeoutError)
+StreamError = (aiohttp.ClientError, asyncio.TimeoutError, ReplyBroken)
 
 # Connecting to a stopped backend fails fast; the read timeout is the settings' (a stalled
 # backend is noticed, long prefills are not cut).
@@ -50,31 +55,30 @@ class BackendReply:
 
 
 class SilenceWatch:
-    """Ends a streamed body the backend has sent nothing of for `timeout_s`, with the error
-    aiohttp's own read timeout raises (the routes turn it into the API's error).
+    """Ends a streamed reply the backend has sent nothing of for `timeout_s`, with ReadTimeout
+    (the routes turn it into the API's error).
 
-    aiohttp's timeout (`sock_read`) cancels and re-arms a timer on every network read, ~5% of
-    the proxy's CPU per token; this looks at the count of bytes received a few times per
-    timeout instead, so a stall ends between `timeout_s` and 1.1 x `timeout_s` after the last
-    byte."""
+    A timer per read (aiohttp's `sock_read`) would cost ~5% of the proxy's CPU per token; this
+    looks at the count of bytes received a few times per timeout instead, so a stall ends
+    between `timeout_s` and 1.1 x `timeout_s` after the last byte."""
 
-    def __init__(self, content: aiohttp.StreamReader, timeout_s: float) -> None:
-        self._content = content
+    def __init__(self, reply: ReplyConnection, timeout_s: float) -> None:
+        self._reply = reply
         self._timeout_s = timeout_s
         self._loop = asyncio.get_running_loop()
-        self._seen = content.total_bytes
+        self._seen = reply.total_bytes
         self._quiet_since = self._loop.time()
         self._timer = self._loop.call_later(timeout_s / _CHECKS_PER_TIMEOUT, self._check)
 
     def _check(self) -> None:
-        content, now = self._content, self._loop.time()
-        if content.is_eof():
+        reply, now = self._reply, self._loop.time()
+        if reply.is_eof():
             return
-        if content.total_bytes != self._seen:
-            self._seen = content.total_bytes
+        if reply.total_bytes != self._seen:
+            self._seen = reply.total_bytes
             self._quiet_since = now
         elif now - self._quiet_since >= self._timeout_s:
-            content.set_exception(aiohttp.SocketTimeoutError("Timeout on reading data from socket"))
+            reply.set_exception(ReadTimeout(f"the backend sent nothing for {self._timeout_s:g} s"))
             return
         self._timer = self._loop.call_later(self._timeout_s / _CHECKS_PER_TIMEOUT, self._check)
 
@@ -85,32 +89,24 @@ class SilenceWatch:
 class BackendStream:
     """A streamed backend reply: headers read, body read by `read()`; always `aclose()`."""
 
-    def __init__(self, response: aiohttp.ClientResponse, *, read_timeout_s: float) -> None:
-        self._response = response
-        self.status_code = response.status
-        self.headers: Mapping[str, str] = response.headers
+    def __init__(self, reply: ReplyConnection, pool: ReplyConnections, *, read_timeout_s: float) -> None:
+        self._reply = reply
+        self._pool = pool
+        self.status_code = reply.status_code
+        self.headers: Mapping[str, str] = reply.headers
         # The bytes that have arrived (the network's boundaries, not the events'); b"" at the
-        # end. aiohttp's own reader, called directly: an async iterator around it costs two
-        # more frames per token.
-        self.read: Callable[[], Awaitable[bytes]] = response.content.readany
-        connection = response.connection
-        if connection is not None and connection.protocol is not None:
-            # The body's read timeout is the watch's (set again for the connection's next
-            # request), as aiohttp itself does for websockets.
-            connection.protocol.read_timeout = None
-        self._silence = SilenceWatch(response.content, read_timeout_s)
+        # end. The connection's own reader, called directly: a wrapper costs a frame per token.
+        self.read: Callable[[], Awaitable[bytes]] = reply.read
+        self._silence = SilenceWatch(reply, read_timeout_s)
 
     async def aread(self) -> bytes:
-        return await self._response.read()
+        return await self._reply.read_all()
 
     async def aclose(self) -> None:
         self._silence.cancel()
-        if self._response.content.at_eof():
-            self._response.release()  # the connection goes back to the pool
-        else:
-            # Unfinished (the client left): drop the connection, so vLLM aborts the request
-            # and frees its slot instead of generating into the void.
-            self._response.close()
+        # A whole reply's connection is kept; an unfinished one (the client left) is closed, so
+        # vLLM aborts the request and frees its slot.
+        self._pool.release(self._reply)
 
 
 class Backend:
@@ -128,6 +124,9 @@ class Backend:
             # vLLM stays on loopback behind --api-key; clients never see this key.
             self._headers["authorization"] = f"Bearer {api_key}"
         self._session: aiohttp.ClientSession | None = None
+        self._streams = ReplyConnections(self.base_url, self._headers,
+                                         connect_timeout_s=_CONNECT_TIMEOUT_S,
+                                         head_timeout_s=read_timeout_s)
 
     def _client(self) -> aiohttp.ClientSession:
         # Created on first use, inside the server's event loop (aiohttp binds to it).
@@ -145,6 +144,7 @@ class Backend:
         return self._session
 
     async def aclose(self) -> None:
+        self._streams.close()
         if self._session is not None:
             await self._session.close()
 
@@ -167,8 +167,11 @@ class Backend:
 
     async def open_stream(self, path: str, body: bytes) -> BackendStream:
         """Headers read, body not yet: the caller must `aclose()` the stream."""
-        response = await self._send("POST", path, body)
-        return BackendStream(response, read_timeout_s=self.read_timeout_s)
+        try:
+            reply = await self._streams.open("POST", path, body)
+        except (OSError, *StreamError) as error:
+            raise self.unavailable(error) from None
+        return BackendStream(reply, self._streams, read_timeout_s=self.read_timeout_s)
 
     async def open_chat_stream(self, body: bytes) -> BackendStream:
         """A streamed /v1/chat/completions reply with status 200 (else its error is raised)."""
@@ -211,7 +214,7 @@ class Backend:
 
     def unavailable(self, error: BaseException) -> BackendUnavailable:
         reason = type(error).__name__
-        if isinstance(error, aiohttp.ClientConnectorError):
+        if isinstance(error, (aiohttp.ClientConnectorError, ConnectionRefusedError)):
             reason = "connection refused"
         elif isinstance(error, asyncio.TimeoutError):
             reason = "timed out"
