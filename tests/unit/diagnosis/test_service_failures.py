@@ -1,8 +1,8 @@
 """Real failure logs of every service the stack runs (Docker and the NVIDIA container runtime,
 nginx, certbot, Prometheus, Grafana, node-exporter, supervisord, and vLLM's request-time and newer
 start failures), each class built from several public reports: each is diagnosed with the fix in
-stackctl's terms. The held-out set (tests/data/heldout_failures) is measured, never asserted
-here: benchmarks/diagnosis_coverage.py prints both figures."""
+stackctl's terms. The held-out set (tests/data/heldout_failures, when a round is collected) is measured,
+never asserted here: benchmarks/diagnosis_coverage.py prints both figures."""
 
 from __future__ import annotations
 
