@@ -11,11 +11,15 @@ held-out set of real failure logs collected from other public reports and never 
   then 331/331; its misses led to two classes built from other reports, bfloat16 on a pre-Ampere GPU
   and a tensor parallel size the attention heads cannot be split by, and to refused flags told
   apart by whether stackctl's own command adds them, nginx's refused upstream whatever call it
-  names, and more wordings of a request past the window) and tests/data/heldout_round4 (62 logs
+  names, and more wordings of a request past the window), tests/data/heldout_round4 (62 logs
   from 62 other reports, collected after round 3 was built from: 39/62 = 62.9%, own set then
-  415/415; its misses led to classes built by cause from other reports).
-- held-out: tests/data/heldout_failures, round 5: 61 logs from 61 other reports, collected after
-  round 4 was built from and measured once: 16/61 = 26.2% (own set then 492/492). Each file's
+  415/415; its misses led to classes built by cause from other reports) and
+  tests/data/heldout_round5 (61 logs from 61 other reports, collected after round 4 was built from:
+  16/61 = 26.2%, own set then 492/492; its misses led to classes built by cause from other reports,
+  kept under tests/data/service_failures and tests/data/vllm_failures).
+- held-out: tests/data/heldout_failures, the next round: logs from other reports, collected after
+  round 5 was built from; until one is collected the directory is empty and no held-out figure is
+  printed. Each file's
   `# fix:` header lists what a right fix names (`key=`, `flag=`, `env=`: that field of the fix;
   `text=`: words in the fix sentence); any one suffices. The class in the file name is only a
   label: a fix reached by another class, or by the fallback reading the remedy the log names,
@@ -37,7 +41,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+_ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(_ROOT))
 
 from stackctl.config import parse_stack_config
 from stackctl.diagnosis import Cause, Diagnosis, diagnose_log
@@ -114,13 +119,20 @@ def _figure(outcomes: list[Outcome]) -> str:
     return f"{right}/{len(outcomes)} = {right / len(outcomes):.1%}" if outcomes else "no logs"
 
 
+def _held_out_line(outcomes: list[Outcome]) -> str:
+    if not outcomes:
+        return (f"held-out (never built from)           : no held-out round yet ({HELDOUT_FAILURES.relative_to(_ROOT)} "
+                "is empty; the last round joined the own set)")
+    return f"held-out (never built from)           : {_figure(outcomes)} with the right fix named (goal >= 5/6 = 83.3%)"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--misses", action="store_true", help="print what was said for each held-out miss")
     args = parser.parse_args()
     own, held = own_set(), held_out()
     print(f"own set  (signatures built from these): {_figure(own)} diagnosed as their class / fix")
-    print(f"held-out (never built from)           : {_figure(held)} with the right fix named (goal >= 5/6 = 83.3%)")
+    print(_held_out_line(held))
     for outcome in own:
         if not outcome.right:
             print(f"  own miss: {outcome.name}: {outcome.said}")

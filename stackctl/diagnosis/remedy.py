@@ -72,6 +72,8 @@ _PACKAGE = (
     re.compile(r"No module named [`'\"](?P<module>[\w.]+)[`'\"]"),
     re.compile(r"\b(?:please )?install (?:the )?[`'\"](?P<name>[\w.-]+)[`'\"]", re.IGNORECASE),
     re.compile(r"\brequires? (?:the )?[`'\"]?(?P<name>[\w-]+)[`'\"]? (?:package|library)", re.IGNORECASE),
+    # "You need to have sentencepiece installed to convert a slow tokenizer" (transformers' wording).
+    re.compile(r"\b(?:need|needs|require|requires) (?:to have )?[`'\"]?(?P<name>[a-z][\w.-]*)[`'\"]? installed"),
 )
 # Python modules whose package has another name.
 _MODULE_PACKAGES = {

@@ -42,6 +42,12 @@ class Cause(str, Enum):
     attention_sinks_unsupported = "attention-sinks-unsupported"
     ptxas_unknown_arch = "ptxas-unknown-arch"
     cpu_attention_head_size = "cpu-attention-head-size"
+    # the engine install and what it can load
+    hf_cache_permission = "hf-cache-permission"
+    engine_abi_mismatch = "engine-abi-mismatch"
+    engine_too_old_for_model = "engine-too-old-for-model"
+    tokenizer_load_failed = "tokenizer-load-failed"
+    tp_exceeds_gpus = "tp-exceeds-gpus"
     cuda_forked_subprocess = "cuda-forked-subprocess"
     # ports, shared memory and the links between processes and nodes
     port_in_use = "port-in-use"
@@ -62,14 +68,22 @@ class Cause(str, Enum):
     docker_disk_full = "docker-disk-full"
     mount_propagation = "mount-propagation"
     gpu_access_lost = "gpu-access-lost"
+    image_pull_rate_limit = "image-pull-rate-limit"
+    compose_too_old = "compose-too-old"
+    cgroup_devices_missing = "cgroup-devices-missing"
+    no_gpu_device = "no-gpu-device"
     # single requests to a running vLLM
     request_context_overflow = "request-context-overflow"
     system_message_position = "system-message-position"
     tool_parser_failure = "tool-parser-failure"
     chat_template_missing = "chat-template-missing"
     tool_choice_without_tools = "tool-choice-without-tools"
+    prompt_exceeds_batched_tokens = "prompt-exceeds-batched-tokens"
     # an agent client pointed at the wrong place
     client_base_url = "client-base-url"
+    codex_wire_api = "codex-wire-api"
+    litellm_provider_prefix = "litellm-provider-prefix"
+    thinking_budget = "thinking-budget"
     # nginx and certbot
     nginx_certificate_missing = "nginx-certificate-missing"
     nginx_upstream_down = "nginx-upstream-down"
@@ -79,16 +93,26 @@ class Cause(str, Enum):
     certbot_challenge_unreachable = "certbot-challenge-unreachable"
     certbot_dns_missing = "certbot-dns-missing"
     certbot_rate_limited = "certbot-rate-limited"
+    certbot_port_80_busy = "certbot-port-80-busy"
+    nginx_duplicate_listen = "nginx-duplicate-listen"
+    nginx_header_too_big = "nginx-header-too-big"
+    nginx_key_mismatch = "nginx-key-mismatch"
     # Prometheus and Grafana
     prometheus_storage_permission = "prometheus-storage-permission"
     prometheus_storage_locked = "prometheus-storage-locked"
     prometheus_config_invalid = "prometheus-config-invalid"
     grafana_data_permission = "grafana-data-permission"
     grafana_datasource_provisioning = "grafana-datasource-provisioning"
+    grafana_plugin_offline = "grafana-plugin-offline"
+    grafana_datasource_unreachable = "grafana-datasource-unreachable"
+    prometheus_tsdb_corrupt = "prometheus-tsdb-corrupt"
+    prometheus_scrape_timeout = "prometheus-scrape-timeout"
+    gpu_exporter_profiling_unsupported = "gpu-exporter-profiling-unsupported"
     # supervisord (the native runtime)
     supervisor_gave_up = "supervisor-gave-up"
     supervisor_command_missing = "supervisor-command-missing"
     supervisor_spawn_failed = "supervisor-spawn-failed"
+    supervisor_not_running = "supervisor-not-running"
     # no signature knows it: the decisive error line and the remedy the log names (fallback.py)
     unrecognised = "unrecognised"
 

@@ -161,12 +161,13 @@ def _auto_tool_choice_disabled(evidence: Evidence) -> Diagnosis:
 
 
 # vLLM's words, and Claude Code's when the endpoint answers that its model does not exist.
-_ASKED_MODEL = re.compile(r"The model `(?P<name>[^`]*)` does not exist|issue with the selected model \((?P<claude>[^)]*)\)")
+_ASKED_MODEL = re.compile(r"The model `(?P<name>[^`]*)` does not exist|issue with the selected model \((?P<claude>[^)]*)\)"
+                          r"|^Model: (?P<client>.+)$")
 
 
 def _served_model_mismatch(evidence: Evidence) -> Diagnosis:
     asked = evidence.read(_ASKED_MODEL)
-    name = asked.get("name") or asked.get("claude") or "?"
+    name = asked.get("name") or asked.get("claude") or next(iter(evidence.all_found(_ASKED_MODEL, "client")), "?")
     claude = " (Claude Code: the model ANTHROPIC_MODEL or /model names; `stackctl connect claude-code` sets it)"
     return found(evidence, Cause.served_model_mismatch,
                  f"a request asked for model `{name}`, which this vLLM does not serve",
@@ -186,6 +187,9 @@ SIGNATURES: tuple[Signature, ...] = (
     signature(Cause.unknown_env_var, _UNKNOWN_ENV.pattern, _unknown_env_var, ADVISORY),
     signature(Cause.auto_tool_choice_disabled, r"tool choice requires --enable-auto-tool-choice",
               _auto_tool_choice_disabled),
-    signature(Cause.served_model_mismatch, r"The model `[^`]*` does not exist|issue with the selected model \(",
+    # vLLM's words, Claude Code's, and an OpenAI-compatible client's report of the 404 (Continue:
+    # "404 Model Not Found"; OpenAI's error code model_not_found).
+    signature(Cause.served_model_mismatch, r"The model `[^`]*` does not exist|issue with the selected model \("
+              r"|\b404 Model Not Found\b|[\"']code[\"']: ?[\"']model_not_found[\"']",
               _served_model_mismatch),
 )

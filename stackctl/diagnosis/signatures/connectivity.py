@@ -113,7 +113,9 @@ def _ray_node_without_gpu(evidence: Evidence) -> Diagnosis:
 SIGNATURES: tuple[Signature, ...] = (
     signature(Cause.port_in_use,
               r"error while attempting to bind on address|bind\(\) to \S+ failed \(98|\[Errno 98\]"
-              r"|Address already in use|EADDRINUSE|port is already allocated", _port_in_use),
+              r"|Address already in use|EADDRINUSE|port is already allocated"
+              # Go's listen on Windows (WSL's Docker Desktop, an exporter run on the Windows side).
+              r"|bind: Only one usage of each socket address", _port_in_use),
     signature(Cause.shm_too_small,
               r"creating shared memory segment|ncclShmOpen|\bBus error\b", _shm_too_small),
     signature(Cause.shm_too_small, r"NCCL ?error.*unhandled system error|unhandled system error \(run ?with ?NCCL",

@@ -1,7 +1,9 @@
 """A container that cannot start, in Docker's and the NVIDIA container runtime's words: the image's
 CUDA newer than the driver, no NVIDIA runtime or CDI spec, no driver loaded on the host, a driver
-upgraded under a running kernel module, an image for another CPU, an image that cannot be pulled,
-Docker itself out of reach or out of disk, a bind mount that needs shared propagation."""
+upgraded under a running kernel module, an image for another CPU, an image that cannot be pulled
+(or not now: Docker Hub's rate limit), Docker itself out of reach or out of disk, a bind mount that
+needs shared propagation, a Compose too old for GPU reservations, a GPU index the host lacks, and a
+toolkit too old for cgroup v2."""
 
 from __future__ import annotations
 
@@ -77,6 +79,8 @@ def _gpu_access_lost(evidence: Evidence) -> Diagnosis:
 
 
 def _gpu_driver_not_loaded(evidence: Evidence) -> Diagnosis:
+    if "libnvidia-ml" in evidence.line:
+        return _nvml_not_found(evidence)
     device = evidence.read(re.compile(r"custom device \"(?P<device>/dev/[\w-]+)\"")).get("device")
     what = f"{device} does not exist on the host" if device else "the NVIDIA driver is not loaded on the host"
     return found(evidence, Cause.gpu_driver_not_loaded,
@@ -84,6 +88,21 @@ def _gpu_driver_not_loaded(evidence: Evidence) -> Diagnosis:
                  Fix("make the host driver work first: `nvidia-smi` on the host must list the GPU (install the driver, "
                      "e.g. `sudo apt install nvidia-driver-580-open`, and reboot; `sudo modprobe nvidia nvidia_uvm` "
                      "loads it); then `stackctl up`"), **({"device": device} if device else {}))
+
+
+def _nvml_not_found(evidence: Evidence) -> Diagnosis:
+    """nvidia-container-cli cannot open libnvidia-ml.so.1: no driver on the host, or a toolkit that does
+    not see the driver's libraries (a toolkit from another distribution's repository, Docker from a
+    snap, a driver installed under another prefix)."""
+    return found(evidence, Cause.gpu_driver_not_loaded,
+                 "the NVIDIA container runtime cannot load the driver's NVML library (libnvidia-ml.so.1): no driver on "
+                 "the host, or a Container Toolkit that does not find it",
+                 Fix("`nvidia-smi` on the host must list the GPU (else install the driver, e.g. `sudo apt install "
+                     "nvidia-driver-580-open`, and reboot); if it does, the NVIDIA Container Toolkit does not find the "
+                     "driver's libraries: reinstall nvidia-container-toolkit from NVIDIA's repository for this "
+                     "distribution (`sudo apt install nvidia-container-toolkit`), `sudo nvidia-ctk runtime configure "
+                     "--runtime=docker`, `sudo systemctl restart docker` (Docker from a snap cannot use it: use Docker's "
+                     "own packages); `stackctl doctor` checks both"))
 
 
 def _driver_library_mismatch(evidence: Evidence) -> Diagnosis:
@@ -156,6 +175,50 @@ def _mount_propagation(evidence: Evidence) -> Diagnosis:
                      "not), or set services.monitoring: false in stack.yaml", key="services.monitoring"), path=path)
 
 
+def _image_pull_rate_limit(evidence: Evidence) -> Diagnosis:
+    return found(evidence, Cause.image_pull_rate_limit,
+                 "Docker Hub refused the pull: this address reached its pull rate limit (anonymous pulls are counted "
+                 "per IP address for six hours)",
+                 Fix("`docker login` with a Docker Hub account (its pulls count against a higher limit), wait for the "
+                     "six-hour window to pass, or set images.SERVICE in stack.yaml to the same image in a registry "
+                     "mirror you run; then `stackctl up`", key="images.SERVICE"))
+
+
+def _compose_too_old(evidence: Evidence) -> Diagnosis:
+    return found(evidence, Cause.compose_too_old,
+                 "this docker-compose is older than the Compose file format stackctl renders: GPU reservations "
+                 "(`deploy.resources.reservations.devices`) need Compose 1.28 or newer",
+                 Fix("use Compose v2, the `docker compose` plugin (`sudo apt install docker-compose-plugin`, or Docker's "
+                     "own packages), not the old Python docker-compose 1.x (GPU reservations need 1.28 or newer); `docker compose version` must say v2, "
+                     "which is what stackctl calls; then `stackctl up`"))
+
+
+def _cgroup_devices_missing(evidence: Evidence) -> Diagnosis:
+    return found(evidence, Cause.cgroup_devices_missing,
+                 "the NVIDIA container runtime looks for the cgroup v1 devices controller, which a cgroup v2 host "
+                 "does not have: its libnvidia-container is too old for this kernel's cgroup setup",
+                 Fix("upgrade the NVIDIA Container Toolkit (libnvidia-container 1.8 or newer supports cgroup v2: `sudo "
+                     "apt install --only-upgrade nvidia-container-toolkit`), then `sudo systemctl restart docker`; or "
+                     "use CDI (`sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml`). Booting with "
+                     "`systemd.unified_cgroup_hierarchy=0` (cgroup v1) is the old workaround; `stackctl doctor` checks "
+                     "the toolkit"))
+
+
+_DEVICE = re.compile(r"device error: (?P<device>[^:]+): unknown device")
+
+
+def _no_gpu_device(evidence: Evidence) -> Diagnosis:
+    device = evidence.read(_DEVICE).get("device", "").strip()
+    return found(evidence, Cause.no_gpu_device,
+                 f"the container asked the NVIDIA runtime for GPU {device or '(not named)'}, which this host does not "
+                 "have (GPU indexes count from 0; `nvidia-smi -L` lists them)",
+                 Fix("ask for GPUs the host has: stackctl's fragment asks for all of them (`gpus: all`); a device "
+                     "index or UUID set by hand (Compose `device_ids`, `--gpus device=N`, NVIDIA_VISIBLE_DEVICES or "
+                     "CUDA_VISIBLE_DEVICES under vllm.environment) must be one `nvidia-smi -L` lists, and a GPU count "
+                     "no larger than the number of GPUs; then `stackctl up`", env="NVIDIA_VISIBLE_DEVICES"),
+                 **({"device": device} if device else {}))
+
+
 SIGNATURES: tuple[Signature, ...] = (
     signature(Cause.container_cuda_requirement, r"requirement error: unsatisfied condition: cuda",
               _container_cuda_requirement),
@@ -165,7 +228,9 @@ SIGNATURES: tuple[Signature, ...] = (
     signature(Cause.gpu_driver_not_loaded,
               r"nvml error: driver not loaded|load library failed: libnvidia-ml\.so|error gathering device information "
               r"while adding custom device \"/dev/nvidia", _gpu_driver_not_loaded),
-    signature(Cause.driver_library_mismatch, r"Driver/library version mismatch|NVML/RM version mismatch",
+    # nvidia-smi's and NVML's words, and the kernel's (dmesg, journalctl) for the same mismatch.
+    signature(Cause.driver_library_mismatch,
+              r"Driver/library version mismatch|NVML/RM version mismatch|NVRM: API mismatch: the client",
               _driver_library_mismatch),
     signature(Cause.wrong_architecture, r"exec format error|does not match the detected host platform",
               _wrong_architecture),
@@ -189,4 +254,11 @@ SIGNATURES: tuple[Signature, ...] = (
               r"|nvidia-smi: (?:command )?not found", _container_without_gpu, CONSEQUENCE),
     # A refused container behind an nvidia-container-cli error names its cause on the same line.
     signature(Cause.no_gpu_runtime, r"could not select device driver \"cdi\"", _no_gpu_runtime, CONSEQUENCE),
+    signature(Cause.image_pull_rate_limit, r"toomanyrequests: |You have reached your (?:unauthenticated )?pull rate "
+              r"limit", _image_pull_rate_limit),
+    signature(Cause.compose_too_old,
+              r"Additional propert(?:ies are|y \w+ is) not allowed \('?devices'? was unexpected\)"
+              r"|reservations value Additional properties are not allowed", _compose_too_old),
+    signature(Cause.cgroup_devices_missing, r"cgroup subsystem devices not found", _cgroup_devices_missing),
+    signature(Cause.no_gpu_device, r"nvidia-container-cli: device error: [^:]+: unknown device", _no_gpu_device),
 )

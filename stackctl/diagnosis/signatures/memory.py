@@ -45,11 +45,39 @@ def _cuda_oom(evidence: Evidence) -> Diagnosis:
                      Fix("pick a smaller or quantized model (`model:` in stack.yaml; `stackctl profiles`), or "
                          "split it over GPUs with --tensor-parallel-size N in vllm.extra_args",
                          key="model", flag="--tensor-parallel-size"), **values)
+    if phase is None and _weights_exceed_gpu(evidence):
+        return found(evidence, Cause.weights_do_not_fit,
+                     "the GPU ran out of memory and the model's weights alone are larger than the GPU (its parameter "
+                     "count from the model name, at the dtype it runs in, against the capacity the error states)",
+                     Fix("the model does not fit on this GPU at this precision: pick a smaller or quantized model "
+                         "(AWQ, GPTQ or FP8 weights; `model:` in stack.yaml; `stackctl profiles`), or split it over "
+                         "GPUs with --tensor-parallel-size N in vllm.extra_args", key="model",
+                         flag="--tensor-parallel-size"), **values)
     where = " while profiling memory (a dummy forward pass)" if phase == "profiling" else ""
     return found(evidence, Cause.cuda_oom, f"the GPU ran out of memory{where}",
                  Fix(f"lower {_UTILIZATION} ({_UTILIZATION_FLAG}), vllm.max_num_seqs or vllm.max_model_len; check "
                      "that no other process holds GPU memory (`nvidia-smi`); `stackctl doctor` checks the fit",
                      key=_UTILIZATION, flag=_UTILIZATION_FLAG), **values)
+
+
+_CAPACITY = re.compile(r"(?P<total>[\d.]+) GiB total capacity")
+_MODEL_ARG = re.compile(r"--model[= ](?P<model>\S+)")
+_PARAMETERS = re.compile(r"(?<![\d.])(?P<billions>\d+(?:\.\d+)?)[Bb](?![a-zA-Z])")
+# Bytes per parameter by the weight format a model name states (16-bit unless it says otherwise).
+_BYTES_BY_FORMAT = (("awq", 0.5), ("gptq", 0.5), ("int4", 0.5), ("4bit", 0.5), ("fp8", 1.0), ("int8", 1.0))
+
+
+def _weights_exceed_gpu(evidence: Evidence) -> bool:
+    """The weights alone (parameters named in --model, at the bytes their format takes) exceed the
+    GPU capacity the OOM message states: no memory setting can make them fit."""
+    capacity = evidence.read(_CAPACITY).get("total")
+    model = next(iter(evidence.all_found(_MODEL_ARG, "model")), None)
+    size = _PARAMETERS.search(model.rsplit("/", 1)[-1]) if model else None
+    if capacity is None or model is None or size is None:
+        return False
+    per_parameter = next((bytes_ for marker, bytes_ in _BYTES_BY_FORMAT if marker in model.lower()), 2.0)
+    weights_gib = float(size["billions"]) * 1e9 * per_parameter / 2**30
+    return weights_gib > float(capacity)
 
 
 def _sampler_warmup_oom(evidence: Evidence) -> Diagnosis:

@@ -1,13 +1,16 @@
-"""Prometheus and Grafana: a data directory the process may not write, a TSDB another Prometheus
-holds, a configuration file Prometheus cannot parse, a provisioning file Grafana refuses."""
+"""Prometheus, Grafana and the GPU exporter: a data directory the process may not write (Grafana's
+plugins included), a TSDB another Prometheus holds or a block left half-written, scrapes that run
+past their timeout, a configuration file Prometheus cannot parse, a provisioning file Grafana
+refuses, plugins Grafana cannot download, a Prometheus datasource Grafana cannot reach, and
+profiling fields DCGM cannot watch on this GPU."""
 
 from __future__ import annotations
 
 import re
 
 from stackctl.diagnosis.evidence import Evidence
-from stackctl.diagnosis.signature import Signature, found, signature
-from stackctl.diagnosis.verdict import Cause, Diagnosis, Fix
+from stackctl.diagnosis.signature import ADVISORY, Signature, found, signature
+from stackctl.diagnosis.verdict import Cause, Diagnosis, Fix, Severity
 
 # Compose keeps each service's data in a named volume of the project (`down` keeps it).
 _VOLUME_NOTE = ("under Compose it is the project's named volume (`docker volume ls`; `docker volume rm` it to start "
@@ -56,12 +59,13 @@ def _prometheus_config_invalid(evidence: Evidence) -> Diagnosis:
                  **({"line": int(line)} if line else {}), **({"fields": ", ".join(fields)} if fields else {}))
 
 
-_GRAFANA_PATH = re.compile(r"GF_PATHS_DATA='(?P<path>[^']+)'|(?:mkdir|open) (?P<denied>/[\w./-]+): permission denied")
+_GRAFANA_PATH = re.compile(r"GF_PATHS_DATA='(?P<path>[^']+)'|(?:mkdir|open) (?P<denied>/[\w./-]+): permission denied"
+                           r"|Could not create (?P<plugin>/[\w./-]+?)(?:/[\w.-]+)?\. Permission denied")
 
 
 def _grafana_data_permission(evidence: Evidence) -> Diagnosis:
     values = evidence.read(_GRAFANA_PATH)
-    path = values.get("path") or values.get("denied") or "/var/lib/grafana"
+    path = values.get("path") or values.get("denied") or values.get("plugin") or "/var/lib/grafana"
     return found(evidence, Cause.grafana_data_permission,
                  f"Grafana may not write its data directory ({path})",
                  Fix("the grafana image runs as uid 472: the data directory must be writable by it (`sudo chown -R "
@@ -78,6 +82,75 @@ def _grafana_datasource_provisioning(evidence: Evidence) -> Diagnosis:
                      "(it renders the directory again)"))
 
 
+def _grafana_plugin_offline(evidence: Evidence) -> Diagnosis:
+    plugin = evidence.read(re.compile(r"api/plugins/(?:repo/)?(?P<plugin>[\w.-]+)")).get("plugin", "")
+    return found(evidence, Cause.grafana_plugin_offline,
+                 f"Grafana could not download the plugin {plugin or '(name not in the log)'} from grafana.com: this "
+                 "host has no route to it (or a proxy in between), and a plugin install that fails stops the container",
+                 Fix("stackctl's dashboard needs no plugin: remove GF_INSTALL_PLUGINS from Grafana's environment (an "
+                     "images.grafana built with the plugins, or the plugin unpacked into the plugins directory of the "
+                     "data volume, works offline); with a proxy, give Grafana HTTPS_PROXY; then `stackctl up`",
+                     env="GF_INSTALL_PLUGINS"), **({"plugin": plugin} if plugin else {}))
+
+
+_DIALED = re.compile(r"dial tcp (?P<address>\S+?):(?P<port>\d+): connect: connection refused")
+
+
+def _grafana_datasource_unreachable(evidence: Evidence) -> Diagnosis:
+    values = evidence.read(_DIALED)
+    port = values.get("port")
+    key = evidence.context.port_keys.get(int(port)) if port else None
+    key = key or "ports.prometheus"
+    return found(evidence, Cause.grafana_datasource_unreachable,
+                 f"Grafana's Prometheus datasource refused the connection{' on port ' + port if port else ''}: "
+                 "Prometheus is not running there, so the dashboards and alerts have no data",
+                 Fix(f"check Prometheus (`stackctl status`, `stackctl logs prometheus --explain`): stackctl provisions "
+                     f"the datasource at http://127.0.0.1:PORT with PORT = {key} in stack.yaml (host networking, so "
+                     "`localhost` is the host itself); a datasource added by hand must use the same address and "
+                     "port, not a container name", key=key),
+                 severity=Severity.advisory, **({"port": int(port)} if port else {}))
+
+
+_BLOCK = re.compile(r"block dir: \\?\"?(?P<block>/[\w./-]+?)\\?\"?:|open (?P<meta>/[\w./-]+)/meta\.json")
+
+
+def _prometheus_tsdb_corrupt(evidence: Evidence) -> Diagnosis:
+    values = evidence.read(_BLOCK)
+    block = values.get("block") or values.get("meta") or ""
+    what = f"the block {block}" if block else "a block directory (the one whose meta.json is empty or missing)"
+    return found(evidence, Cause.prometheus_tsdb_corrupt,
+                 f"Prometheus cannot open its TSDB: {what} has a missing or truncated meta.json, left by an unclean "
+                 "stop, a full disk or a network filesystem",
+                 Fix(f"stop Prometheus and move {what} out of the data directory (`ls -l DATA/*/meta.json` finds the "
+                     "empty one; moving it loses that block's two hours of history), then `stackctl up`; keep the data "
+                     f"on a local disk: NFS and other networked filesystems are not supported by Prometheus's TSDB "
+                     f"({_VOLUME_NOTE})"), **({"block": block} if block else {}))
+
+
+def _prometheus_scrape_timeout(evidence: Evidence) -> Diagnosis:
+    pool = evidence.read(re.compile(r"scrape_pool=(?P<pool>[\w/.-]+)")).get("pool", "")
+    target = evidence.read(re.compile(r"target=(?P<target>\S+)")).get("target", "")
+    return found(evidence, Cause.prometheus_scrape_timeout,
+                 f"scrapes of {target or pool or 'a target'} take longer than the scrape timeout (context deadline "
+                 "exceeded), so the target shows as down",
+                 Fix("the target answers too slowly (check it with `curl -w '%{time_total}' URL`); the scrape_timeout "
+                     "in prometheus.yml must be below scrape_interval (stackctl renders 10s for both global settings): "
+                     "raise scrape_interval and scrape_timeout for that job together in the rendered prometheus.yml, "
+                     "or make the exporter answer faster"), severity=Severity.advisory,
+                 **({"scrape_pool": pool} if pool else {}))
+
+
+def _gpu_exporter_profiling_unsupported(evidence: Evidence) -> Diagnosis:
+    return found(evidence, Cause.gpu_exporter_profiling_unsupported,
+                 "dcgm-exporter asked DCGM for profiling (DCP) fields, which this GPU or DCGM's profiling module does "
+                 "not serve (DCP needs a datacenter GPU of Volta or newer), and older exporters stop on that",
+                 Fix("drop the profiling fields: run dcgm-exporter with its default counters (`-f "
+                     "/etc/dcgm-exporter/default-counters.csv`, not dcp-metrics-included.csv), or use dcgm-exporter "
+                     "2.1.2 or newer, which skips fields the GPU lacks (images.gpu-exporter in stack.yaml); stackctl's "
+                     "default GPU exporter (nvidia_gpu_exporter) does not use DCGM: remove images.gpu-exporter to get "
+                     "it back", key="images.gpu-exporter"))
+
+
 SIGNATURES: tuple[Signature, ...] = (
     signature(Cause.prometheus_storage_permission,
               r"Error opening query log file|queries\.active: permission denied|Opening storage failed.*permission denied|lock DB directory: "
@@ -88,7 +161,10 @@ SIGNATURES: tuple[Signature, ...] = (
               r"series storage: resource temporarily unavailable", _prometheus_storage_locked),
     signature(Cause.grafana_data_permission,
               r"GF_PATHS_DATA='[^']+' is not writable|Migration failed err: unable to open database file"
-              r"|SQLite database file \S+: open \S+: permission denied|mkdir /var/lib/grafana\S*: permission denied",
+              r"|SQLite database file \S+: open \S+: permission denied|mkdir /var/lib/grafana\S*: permission denied"
+              # grafana-cli installing a plugin (GF_INSTALL_PLUGINS) into the same data directory.
+              r"|Permission denied\. Make sure you have write access to plugindir|Failed to create plugin dir: \S+, "
+              r"error: mkdir \S+: permission denied",
               _grafana_data_permission),
     signature(Cause.prometheus_config_invalid,
               # Prometheus's own words, with its flag: a bare "Error loading config" is any program's
@@ -96,4 +172,20 @@ SIGNATURES: tuple[Signature, ...] = (
               r"parsing YAML file \S+: |(?:couldn't load configuration|Error loading config) \(-?-config\.file",
               _prometheus_config_invalid),
     signature(Cause.grafana_datasource_provisioning, r"Datasource provisioning error", _grafana_datasource_provisioning),
+    # grafana-cli's download of a plugin (GF_INSTALL_PLUGINS) from grafana.com.
+    signature(Cause.grafana_plugin_offline,
+              r"(?:Failed to send request|Error: \S* ?Get \"?https://grafana\.(?:com|net)/api/plugins).*"
+              r"(?:Client\.Timeout|i/o timeout|no such host|connection refused)", _grafana_plugin_offline),
+    # Grafana's Prometheus queries (its datasource proxy, alerting, the query API) refused.
+    signature(Cause.grafana_datasource_unreachable,
+              r"(?:tsdb\.HandleRequest\(\) error|Error reading Prometheus|Instant query failed|query failed|proxy error)"
+              r".*dial tcp \S+: connect: connection refused", _grafana_datasource_unreachable),
+    signature(Cause.prometheus_tsdb_corrupt,
+              r"[Oo]pening storage failed.*(?:unexpected end of JSON input|meta\.json: no such file|read meta information)",
+              _prometheus_tsdb_corrupt),
+    signature(Cause.prometheus_scrape_timeout,
+              r"component=\"?scrape manager\"?.*context deadline exceeded", _prometheus_scrape_timeout, ADVISORY + 1),
+    signature(Cause.gpu_exporter_profiling_unsupported,
+              r"(?:Error watching fields|Error setting watches)[^\n]*(?:Profiling|module of DCGM that is not currently "
+              r"loaded)", _gpu_exporter_profiling_unsupported),
 )

@@ -20,7 +20,7 @@ _WINDOW = re.compile(r"maximum context length is (?P<window>\d+)|maximum model l
                      r"|tokens > (?P<maximum>\d+) maximum|exceed context limit: \d+ \+ \d+ > (?P<sum>\d+)"
                      r"|available context size \((?P<available>\d+) tokens\)|\W?n_ctx\W+(?P<n_ctx>\d+)"
                      r"|context window of (?P<context_window>\d+)|maximum number of tokens allowed \((?P<allowed>\d+)\)"
-                     r"|while limit is (?P<while_limit>\d+)")
+                     r"|while limit is (?P<while_limit>\d+)|\(context length (?P<paren>\d+)\)")
 _REQUESTED = re.compile(r"requested (?P<requested>\d+) tokens \((?P<prompt>\d+) in the messages, "
                         r"(?P<completion>\d+) in the completion\)"
                         r"|You passed (?P<prompt2>\d+) input tokens and requested (?P<completion2>\d+) output tokens"
@@ -28,19 +28,19 @@ _REQUESTED = re.compile(r"requested (?P<requested>\d+) tokens \((?P<prompt>\d+) 
 _PROMPT = re.compile(r"your messages resulted in (?P<prompt>\d+) tokens|prompt is too long: (?P<prompt2>\d+) tokens"
                      r"|request \((?P<prompt3>\d+) tokens\) exceeds|input token count \((?P<prompt4>\d+)\)"
                      r"|Requested tokens \((?P<prompt5>\d+)\)|Current length is (?P<prompt6>\d+)"
-                     r"|\Wn_prompt_tokens\W+(?P<prompt7>\d+)")
+                     r"|\Wn_prompt_tokens\W+(?P<prompt7>\d+)|prompt \(total length (?P<prompt8>\d+)\)")
 _MAX_TOKENS = re.compile(r"'max_tokens' or 'max_completion_tokens' is too large: (?P<max_tokens>\d+)")
 _OVERFLOW = (r"maximum context length|'max_tokens' or 'max_completion_tokens' is too large"
              r"|is longer than the maximum model length of \d+|is too long and exceeds limit of \d+"
              r"|context length is only \d+ tokens|prompt is too long: \d+ tokens > \d+|exceed context limit: "
              r"|exceeds the available context size|Context size has been exceeded|exceeds? (?:the )?context window of \d+"
              r"|exceeds the maximum number of tokens allowed|context_length_exceeded"
-             r"|reduce the length of the (?:messages|input prompt|prompt)")
+             r"|reduce the length of the (?:messages|input prompt|prompt)|is too long to fit into the model")
 # Where a request-time failure is a class of its own in counts (doctor's request-failures row).
 REQUEST_CAUSES = frozenset({
     Cause.request_context_overflow, Cause.system_message_position, Cause.tool_parser_failure,
     Cause.chat_template_missing, Cause.auto_tool_choice_disabled, Cause.served_model_mismatch,
-    Cause.tool_choice_without_tools,
+    Cause.tool_choice_without_tools, Cause.prompt_exceeds_batched_tokens,
 })
 
 
@@ -71,6 +71,35 @@ def _request_context_overflow(evidence: Evidence) -> Diagnosis:
                      f"auto-compact window to the served one), or raise {_WINDOW_KEY} in stack.yaml if the model "
                      "allows more (`stackctl doctor`'s model-window check says how far)", key=_WINDOW_KEY,
                      value=window), severity=Severity.advisory, **values)
+
+
+_SCHEDULER_LIMIT = re.compile(r"Input prompt \((?P<prompt>\d+) tokens\) is too long and exceeds limit of (?P<limit>\d+)")
+
+
+def _prompt_exceeds_batched_tokens(evidence: Evidence) -> Diagnosis:
+    """vLLM's V0 scheduler refuses a prompt longer than min(max_model_len, max_num_batched_tokens)
+    when prefill is not chunked: the window is one possible limit, the batch budget the other (its
+    old default 2560, and 2048 where vLLM turns chunked prefill on by itself for long windows)."""
+    values = evidence.read(_SCHEDULER_LIMIT)
+    prompt, limit = int(values["prompt"]), int(values["limit"])
+    window = evidence.settings.max_model_len
+    if window is not None and window <= limit:
+        return _request_context_overflow(evidence)
+    budget = "--max-num-batched-tokens"
+    raise_both = window is None
+    text = (f"vLLM refuses a prompt longer than the lower of the window and the batch budget ({budget}) when "
+            f"prefill is not chunked: raise {budget} to at least {prompt} (add `{budget} {prompt}` to vllm.extra_args "
+            "in stack.yaml; --enable-chunked-prefill lifts the limit where the model supports it)")
+    if raise_both:
+        text += (f", and vllm.max_model_len (--max-model-len) too if the window is {limit}: the log does not say "
+                 "which of the two the limit is")
+    else:
+        text += f"; the window itself ({window}) is large enough"
+    return found(evidence, Cause.prompt_exceeds_batched_tokens,
+                 f"a prompt of {prompt} tokens exceeds the engine's prompt limit of {limit} (its batch budget"
+                 f"{', or the window' if raise_both else ''})",
+                 Fix(text, key=_WINDOW_KEY if raise_both else "vllm.extra_args", flag=budget, value=str(prompt)),
+                 severity=Severity.advisory, prompt=prompt, limit=limit)
 
 
 def _first(found: dict[str, str]) -> str | None:
@@ -128,6 +157,8 @@ def _chat_template_missing(evidence: Evidence) -> Diagnosis:
 
 
 SIGNATURES: tuple[Signature, ...] = (
+    # Before the window wording below, which also matches it: the scheduler's limit may be the batch budget.
+    signature(Cause.prompt_exceeds_batched_tokens, _SCHEDULER_LIMIT.pattern, _prompt_exceeds_batched_tokens),
     signature(Cause.request_context_overflow, _OVERFLOW, _request_context_overflow),
     signature(Cause.system_message_position,
               r"System message must be at the beginning|[Cc]onversation roles must alternate user/assistant",

@@ -1,6 +1,6 @@
 """supervisord, which runs the native stack's processes: a program that exits when it should run
 (and after its retries, the supervisor giving up on it), a command that is not there, a program it
-cannot spawn (its directory, its executable, its user)."""
+cannot spawn (its directory, its executable, its user), and supervisorctl finding no supervisord."""
 
 from __future__ import annotations
 
@@ -10,14 +10,16 @@ from stackctl.diagnosis.evidence import Evidence
 from stackctl.diagnosis.signature import ADVISORY, CONSEQUENCE, Signature, found, signature
 from stackctl.diagnosis.verdict import Cause, Diagnosis, Fix
 
-_GAVE_UP = re.compile(r"gave up: (?P<program>[\w.-]+) entered FATAL state")
+_GAVE_UP = re.compile(r"gave up: (?P<program>[\w.-]+) entered FATAL state|^\s*(?P<status>[\w.:-]+)\s+FATAL\s+Exited too "
+                      r"quickly")
 _EXIT = re.compile(r"exited: (?P<program>[\w.-]+) \(exit status (?P<status>\d+); not expected\)")
 _SPAWN = re.compile(r"couldn't (?P<what>exec|chdir to|setuid to) (?P<target>\S+): (?P<errno>E[A-Z]+)")
 _MISSING = re.compile(r"can't find command '(?P<command>[^']+)'|couldn't exec (?P<exec>\S+): ENOENT")
 
 
 def _supervisor_gave_up(evidence: Evidence) -> Diagnosis:
-    program = evidence.read(_GAVE_UP).get("program") or evidence.read(_EXIT).get("program", "")
+    gave = evidence.read(_GAVE_UP)
+    program = gave.get("program") or gave.get("status") or evidence.read(_EXIT).get("program", "")
     gave_up = bool(evidence.read(_GAVE_UP))
     statuses = [match.group("status") for line in evidence.lines for match in _EXIT.finditer(line)
                 if not program or match.group("program") == program]
@@ -33,7 +35,9 @@ def _supervisor_gave_up(evidence: Evidence) -> Diagnosis:
             else f"{program} exited when it should keep running{shown}")
     return found(evidence, Cause.supervisor_gave_up, what,
                  Fix(f"the program's own log says why: `stackctl logs {program or 'SERVICE'} --explain`; fix that and "
-                     "`stackctl up` (supervisord restarts it)"),
+                     "`stackctl up` (supervisord restarts it). A program under supervisord must run in the foreground "
+                     "(a command that forks into a daemon and exits, or ends in `&`, counts as exited) and stay up "
+                     "for startsecs (stackctl's programs: 1 s)"),
                  **({"program": program} if program else {}), **({"exit_status": int(status)} if status else {}))
 
 
@@ -45,6 +49,18 @@ def _supervisor_command_missing(evidence: Evidence) -> Diagnosis:
                  Fix("install what the program runs: for vLLM the engine venv (`stackctl install-engine`; "
                      "`stackctl doctor` says which engine the stack needs), for nginx/prometheus/node-exporter their "
                      "Debian packages (scripts/setup); then `stackctl up`"), **({"command": command} if command else {}))
+
+
+def _supervisor_not_running(evidence: Evidence) -> Diagnosis:
+    socket = evidence.read(re.compile(r"unix://(?P<socket>\S+?\.sock)")).get("socket", "")
+    return found(evidence, Cause.supervisor_not_running,
+                 f"supervisorctl finds no supervisord: its socket {socket or ''} does not exist, so supervisord is not "
+                 "running (or was started with another configuration)".replace("  ", " "),
+                 Fix("start the native stack's supervisord with `stackctl up` (it starts supervisord with the stack's "
+                     "own configuration and socket, under .stackctl/); `stackctl status` and `stackctl down` talk to "
+                     "that one. A supervisorctl run by hand needs the same configuration (`supervisorctl -c "
+                     "FILE`); touching the socket file does not start it"),
+                 **({"socket": socket} if socket else {}))
 
 
 def _supervisor_spawn_failed(evidence: Evidence) -> Diagnosis:
@@ -72,7 +88,10 @@ SIGNATURES: tuple[Signature, ...] = (
               _supervisor_spawn_failed),
     signature(Cause.supervisor_command_missing, r"can't find command '|couldn't exec \S+: ENOENT",
               _supervisor_command_missing),
-    signature(Cause.supervisor_gave_up, r"gave up: [\w.-]+ entered FATAL state", _supervisor_gave_up, CONSEQUENCE),
+    signature(Cause.supervisor_gave_up, r"gave up: [\w.-]+ entered FATAL state|\bFATAL\s+Exited too quickly",
+              _supervisor_gave_up, CONSEQUENCE),
+    signature(Cause.supervisor_not_running, r"unix://\S+\.sock no such file|unix://\S+\.sock refused connection",
+              _supervisor_not_running),
     signature(Cause.supervisor_gave_up, r"exited: [\w.-]+ \(exit status \d+; not expected\)", _supervisor_gave_up,
               ADVISORY + 1),
 )

@@ -1,5 +1,7 @@
-"""nginx and certbot: a certificate nginx cannot load, an upstream (the filter-proxy) down, slow or
-unknown, a request body over nginx's limit, and the ACME challenges certbot cannot complete."""
+"""nginx and certbot: a certificate nginx cannot load (or one its key does not match), two server
+blocks claiming one listen socket, an upstream (the filter-proxy) down, slow, unknown or sending
+headers over nginx's buffer, a request body over nginx's limit, and the ACME challenges certbot
+cannot complete (port 80 taken, unreachable, rate limited)."""
 
 from __future__ import annotations
 
@@ -100,6 +102,65 @@ def _certbot_rate_limited(evidence: Evidence) -> Diagnosis:
                  **({"retry_after": retry} if retry else {}))
 
 
+_LISTEN = re.compile(r"duplicate listen options for (?P<address>\S+) in (?P<file>[^:\s]+)(?::(?P<line>\d+))?")
+
+
+def _nginx_duplicate_listen(evidence: Evidence) -> Diagnosis:
+    values = evidence.read(_LISTEN)
+    address, file = values.get("address", ""), values.get("file", "")
+    port = address.rsplit(":", 1)[-1] if address else ""
+    return found(evidence, Cause.nginx_duplicate_listen,
+                 f"two server blocks set options (ssl, http2, default_server, reuseport, ipv6only) on the one listen "
+                 f"socket {address or '(address not in the log)'}{' in ' + file if file else ''}, so nginx does not start",
+                 Fix("a listen socket's options may be set once: stackctl's site (nginx/stackctl-site.conf.j2) sets them "
+                     f"on its `listen` lines for ports.http/ports.https; another site enabled in the same nginx "
+                     f"(sites-enabled/, conf.d/) that listens on {port or 'the same port'} must use a plain `listen "
+                     f"{port or 'PORT'};` without options, or be disabled; or move ports.http/ports.https in stack.yaml "
+                     "to ports no other site uses, then `stackctl up` (`nginx -t` checks it)",
+                     key="ports.https" if port == "443" else "ports.http"),
+                 **({"address": address} if address else {}), **({"file": file} if file else {}))
+
+
+def _nginx_header_too_big(evidence: Evidence) -> Diagnosis:
+    upstream = evidence.read(_UPSTREAM).get("upstream", "").strip()
+    return found(evidence, Cause.nginx_header_too_big,
+                 "the upstream answered with response headers larger than nginx's proxy_buffer_size: the client got "
+                 "502 Bad Gateway", Fix("raise proxy_buffer_size (and proxy_buffers / proxy_busy_buffers_size with it, "
+                                        "e.g. `proxy_buffer_size 32k; proxy_buffers 8 32k; proxy_busy_buffers_size "
+                                        "64k;`) in the location that proxies to the filter-proxy (nginx/stackctl-site."
+                                        "conf.j2), then `stackctl up`; stackctl's own proxy sends small headers, so "
+                                        "also check what upstream it is and what sets its cookies"),
+                 severity=Severity.advisory, **({"upstream": upstream} if upstream else {}))
+
+
+_KEY_FILE = re.compile(r"SSL_CTX_use_PrivateKey(?:_file)?\(\"(?P<path>[^\"]+)\"\)")
+
+
+def _nginx_key_mismatch(evidence: Evidence) -> Diagnosis:
+    path = evidence.read(_KEY_FILE).get("path", "")
+    return found(evidence, Cause.nginx_key_mismatch,
+                 f"the private key {path or '(path not in the log)'} does not belong to the certificate nginx is given, "
+                 "so nginx does not start",
+                 Fix("ssl_certificate and ssl_certificate_key must be the pair certbot issued together: fullchain.pem and "
+                     "privkey.pem of the same live/HOSTNAME directory under letsencrypt_dir (stackctl's site uses "
+                     "exactly those; `sudo certbot certificates` lists them); a key from another run or an account key "
+                     "does not match. Check with `openssl x509 -noout -pubkey -in fullchain.pem` against `openssl pkey "
+                     "-pubout -in privkey.pem`, or get a fresh pair with `stackctl tls issue`", key="letsencrypt_dir"),
+                 **({"key_file": path} if path else {}))
+
+
+def _certbot_port_80_busy(evidence: Evidence) -> Diagnosis:
+    return found(evidence, Cause.certbot_port_80_busy,
+                 "certbot's standalone server could not bind port 80: another web server (here stackctl's nginx, "
+                 "which serves port 80) already listens there",
+                 Fix("don't run `certbot --standalone` (or renew a certificate first issued with it) while nginx holds "
+                     "port 80: use the webroot nginx serves (`certbot certonly --webroot -w ACME_ROOT`, what `stackctl "
+                     "tls issue` and stackctl's certbot service do) or the --nginx plugin; for an old standalone "
+                     "certificate set `authenticator = webroot` and `webroot_path` in /etc/letsencrypt/renewal/NAME.conf. "
+                     "Otherwise stop what holds port 80 (`ss -ltnp 'sport = :80'`; stackctl's nginx listens on ports.http) while "
+                     "certbot runs", key="ports.http"))
+
+
 SIGNATURES: tuple[Signature, ...] = (
     signature(Cause.nginx_certificate_missing,
               r"cannot load certificate(?: key)? \"|BIO_new_file\(\"\S+\"\) failed", _nginx_certificate_missing),
@@ -123,4 +184,10 @@ SIGNATURES: tuple[Signature, ...] = (
     signature(Cause.certbot_rate_limited,
               r"too many certificates (?:\(\d+\) )?already issued|error:rateLimited|rateLimited ::",
               _certbot_rate_limited),
+    signature(Cause.nginx_duplicate_listen, r"duplicate listen options for", _nginx_duplicate_listen),
+    signature(Cause.nginx_header_too_big, r"upstream sent too big header", _nginx_header_too_big),
+    signature(Cause.nginx_key_mismatch, r"X509_check_private_key:key values mismatch", _nginx_key_mismatch),
+    # certbot's standalone plugin in its words: the bind error, or its own port check before binding.
+    signature(Cause.certbot_port_80_busy,
+              r"Problem binding to port 80|At least one of the required ports is already taken", _certbot_port_80_busy),
 )

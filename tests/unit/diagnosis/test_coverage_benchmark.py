@@ -1,5 +1,5 @@
 """benchmarks/diagnosis_coverage.py runs and prints both figures; every log the signatures were
-built from keeps its fix (the held-out figure is reported, not pinned)."""
+built from keeps its fix (the held-out figure is reported, not pinned; between rounds there is none)."""
 
 from __future__ import annotations
 
@@ -16,6 +16,11 @@ def test_the_benchmark_prints_both_figures_and_misses_nothing_of_the_own_set():
                           text=True, timeout=300, check=True)
     own = re.search(r"^own set .*: (\d+)/(\d+) = ", done.stdout, re.MULTILINE)
     held = re.search(r"^held-out .*: (\d+)/(\d+) = [\d.]+% with the right fix named", done.stdout, re.MULTILINE)
-    assert own and held, done.stdout
+    assert own, done.stdout
     assert own[1] == own[2] and "own miss" not in done.stdout, done.stdout
-    assert int(held[2]) == len(list((_ROOT / "tests/data/heldout_failures").glob("*.log"))) >= 60
+    collected = len(list((_ROOT / "tests/data/heldout_failures").glob("*.log")))
+    if collected:
+        assert held and int(held[2]) == collected, done.stdout
+    else:
+        # Between rounds: the last one joined the own set and the next is not collected yet.
+        assert held is None and re.search(r"^held-out .*: no held-out round yet", done.stdout, re.MULTILINE), done.stdout

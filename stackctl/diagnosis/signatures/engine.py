@@ -1,0 +1,95 @@
+"""The engine install and what it can load: a Hugging Face cache it may not write, a compiled
+extension built against another torch, a model format or config newer than the engine, a
+tokenizer it cannot load, and a tensor parallel size larger than the GPUs it sees."""
+
+from __future__ import annotations
+
+import re
+
+from stackctl.diagnosis.evidence import Evidence
+from stackctl.diagnosis.signature import Signature, found, signature
+from stackctl.diagnosis.verdict import Cause, Diagnosis, Fix
+
+_EXTRA_ARGS = "vllm.extra_args"
+_DENIED = re.compile(r"Permission denied: '(?P<path>[^']+)'")
+
+
+def _hf_cache_permission(evidence: Evidence) -> Diagnosis:
+    path = evidence.read(_DENIED).get("path", "")
+    # A user with no home directory ("/") makes the cache ~/.cache resolve to /.cache.
+    homeless = path.rstrip("/") == "/.cache"
+    why = ("the process runs as a user without a home directory, so ~/.cache is /.cache" if homeless else
+           "the directory belongs to another user (often root, from an earlier run)")
+    return found(evidence, Cause.hf_cache_permission,
+                 f"the engine may not write the Hugging Face cache {path or ''}: {why}".rstrip(),
+                 Fix("stackctl mounts hf_cache (stack.yaml) into vLLM and points HF_HOME at it: that directory must be "
+                     "writable by the user vLLM runs as (`sudo chown -R $(id -u):$(id -g) DIR`, or the container's "
+                     "uid); a process started by hand needs HF_HOME set to a writable directory (under "
+                     "vllm.environment in stack.yaml, HF_HOME: /DIR)", key="hf_cache", env="HF_HOME"),
+                 **({"path": path} if path else {}))
+
+
+def _engine_abi_mismatch(evidence: Evidence) -> Diagnosis:
+    library = evidence.read(re.compile(r"(?P<library>\S*_C\S*\.so)")).get("library", "vllm's _C extension")
+    return found(evidence, Cause.engine_abi_mismatch,
+                 f"{library} was built against another torch than the one installed (undefined symbol): the engine's "
+                 "packages do not match",
+                 Fix("install vLLM with the torch it was built for, in a clean environment: `stackctl install-engine` "
+                     "rebuilds the native engine's venv (a pip install of another torch over vLLM breaks it); under "
+                     "Compose use an images.vllm that ships both, e.g. stackctl's default", key="images.vllm"),
+                 library=library)
+
+
+def _engine_too_old_for_model(evidence: Evidence) -> Diagnosis:
+    gguf = ".gguf" in evidence.text
+    what = ("a GGUF file, which this vLLM cannot load (it reads it as a config.json)" if gguf else
+            "a config (rope_scaling of Llama 3.1 and newer) that this engine's transformers does not know")
+    return found(evidence, Cause.engine_too_old_for_model,
+                 f"the model is {what}: the engine is older than the model's format",
+                 Fix("use a newer engine: set images.vllm in stack.yaml to a newer release (or `stackctl install-engine` "
+                     "for the native runtime)" + ("; or serve the model's original safetensors weights, or an "
+                                                  "AWQ/GPTQ/FP8 quantization, instead of the GGUF file" if gguf else ""),
+                     key="images.vllm"))
+
+
+def _tokenizer_load_failed(evidence: Evidence) -> Diagnosis:
+    sentencepiece = "sentencepiece" in evidence.text.lower()
+    return found(evidence, Cause.tokenizer_load_failed,
+                 "the engine could not load the model's tokenizer" + (" (its SentencePiece model file is unreadable)"
+                                                                      if sentencepiece else ""),
+                 Fix("give vLLM a tokenizer it can load: add --tokenizer with a directory or Hub id that has one "
+                     "(the base model's, e.g. the original repository of a merged or fine-tuned checkpoint) to "
+                     f"{_EXTRA_ARGS} in stack.yaml; check that the model directory's tokenizer files (tokenizer.json, "
+                     "tokenizer.model) are complete", key=_EXTRA_ARGS, flag="--tokenizer"))
+
+
+_WORLD = re.compile(r"world_size \((?P<asked>\d+)\) is less than than max local gpu count \((?P<gpus>\d+)\)")
+
+
+def _tp_exceeds_gpus(evidence: Evidence) -> Diagnosis:
+    values = evidence.read(_WORLD)
+    asked, gpus = values.get("asked"), values.get("gpus")
+    sizes = f" ({asked} asked, {gpus} visible)" if values else ""
+    return found(evidence, Cause.tp_exceeds_gpus,
+                 f"the tensor parallel size is larger than the GPUs vLLM sees{sizes}",
+                 Fix(f"set --tensor-parallel-size in {_EXTRA_ARGS} to at most the GPUs vLLM sees{f' ({gpus})' if gpus else ''}"
+                     " (`nvidia-smi -L`), and check CUDA_VISIBLE_DEVICES (under vllm.environment, or in the shell): "
+                     "it must list that many GPUs; more GPUs than one host has need --pipeline-parallel-size across "
+                     "hosts (hosts: in stack.yaml)", key=_EXTRA_ARGS, flag="--tensor-parallel-size", value=gpus),
+                 **({"tensor_parallel_size": int(asked), "gpus": int(gpus)} if values else {}))
+
+
+SIGNATURES: tuple[Signature, ...] = (
+    signature(Cause.hf_cache_permission,
+              r"PermissionError: \[Errno 13\] Permission denied: '[^']*(?:\.cache|huggingface)", _hf_cache_permission),
+    signature(Cause.engine_abi_mismatch, r"_C\S*\.so: undefined symbol", _engine_abi_mismatch),
+    signature(Cause.engine_too_old_for_model,
+              r"config file at '[^']+\.gguf' is not a valid JSON file|`?rope_scaling`? must be a dictionary with (?:with )?"
+              r"two fields", _engine_too_old_for_model),
+    signature(Cause.tokenizer_load_failed,
+              r"Failed to load the tokenizer|sentencepiece_processor\.cc\(\d+\) \[model_proto->ParseFromArray",
+              _tokenizer_load_failed),
+    signature(Cause.tp_exceeds_gpus,
+              r"set tensor_parallel_size to less than max local gpu count|world_size \(\d+\) is less than than max "
+              r"local gpu count", _tp_exceeds_gpus),
+)
