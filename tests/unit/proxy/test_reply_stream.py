@@ -212,9 +212,12 @@ async def test_a_silent_backend_ends_the_stream_after_the_read_timeout(start) ->
     await backend.aclose()
 
 
-async def test_a_stopped_backend_is_unavailable_not_a_traceback(start) -> None:
-    _, url = await start(sse_reply)
-    backend = Backend("http://127.0.0.1:9", api_key=None, read_timeout_s=5)
+async def test_a_stopped_backend_is_unavailable_not_a_traceback() -> None:
+    stopped = await asyncio.start_server(sse_reply, "127.0.0.1", 0)  # type: ignore[arg-type]
+    port = stopped.sockets[0].getsockname()[1]
+    stopped.close()
+    await stopped.wait_closed()
+    backend = Backend(f"http://127.0.0.1:{port}", api_key=None, read_timeout_s=5)
     with pytest.raises(BackendUnavailable, match="connection refused"):
         await backend.open_stream("/v1/chat/completions", b"{}")
 
