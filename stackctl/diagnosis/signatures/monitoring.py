@@ -249,7 +249,7 @@ SIGNATURES: tuple[Signature, ...] = (
               r"(?:Error watching fields|Error setting watches)[^\n]*(?:Profiling|module of DCGM that is not currently "
               r"loaded)", _gpu_exporter_profiling_unsupported),
     # Grafana's refusal of a login (its context logger, every version's wording).
-    signature(Cause.grafana_admin_password_ignored, r"msg=\"?Invalid username or password|^Invalid username or password$",
+    signature(Cause.grafana_admin_password_ignored, r"msg=\"?Invalid username or password",
               _grafana_admin_password_ignored, ADVISORY),
     # node-exporter's filesystem collector (0.15's "for PATH" and 1.x's rootfs= wordings).
     signature(Cause.node_exporter_statfs_denied,
