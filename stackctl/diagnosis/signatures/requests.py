@@ -1,7 +1,8 @@
 """Failures of single requests in a running vLLM: a conversation longer than the window, a system
 message the chat template refuses, a tool call the parser cannot read, a model without a chat
-template. The engine keeps serving, so these are warnings; each fix names the window, the
-filter-proxy's system placement or the parser, as stackctl sets them."""
+template, and a 400 whose reason vLLM did not log. The engine keeps serving, so these are warnings;
+each fix names the window, the filter-proxy's system placement, the parser or the tool flags, as
+stackctl sets them."""
 
 from __future__ import annotations
 
