@@ -16,11 +16,15 @@ held-out set of real failure logs collected from other public reports and never 
   415/415; its misses led to classes built by cause from other reports) and
   tests/data/heldout_round5 (61 logs from 61 other reports, collected after round 4 was built from:
   16/61 = 26.2%, own set then 492/492; its misses led to classes built by cause from other reports,
-  kept under tests/data/service_failures and tests/data/vllm_failures).
-- held-out: tests/data/heldout_failures, round 6: 37 logs from 37 other reports, collected while
-  round 5's classes were being built, by a collector who saw neither the signatures nor that work
-  (one report both had used, supervisor#1338, was dropped before measuring); measured once:
-  26/37 = 70.3% (own set then 622/622). Each file's
+  kept under tests/data/service_failures and tests/data/vllm_failures) and
+  tests/data/heldout_round6 (37 logs from 37 other reports, collected while round 5's classes were
+  being built, by a collector who saw neither the signatures nor that work; one report both had
+  used, supervisor#1338, was dropped before measuring: 26/37 = 70.3%, own set then 622/622; its
+  misses led to classes built by cause from other reports, kept under tests/data/service_failures
+  and tests/data/vllm_failures).
+- held-out: tests/data/heldout_failures, the next round: logs from other reports, collected after
+  round 6 was built from; until one is collected the directory is empty and no held-out figure is
+  printed. Each file's
   `# fix:` header lists what a right fix names (`key=`, `flag=`, `env=`: that field of the fix;
   `text=`: words in the fix sentence); any one suffices. The class in the file name is only a
   label: a fix reached by another class, or by the fallback reading the remedy the log names,

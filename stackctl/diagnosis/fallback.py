@@ -18,8 +18,8 @@ from stackctl.diagnosis.log_lines import (
     error_lines,
     strip_prefixes,
 )
-from stackctl.diagnosis.remedy import Remedy, named_remedies
-from stackctl.diagnosis.stack_keys import placement
+from stackctl.diagnosis.remedy import Remedy, RemedyKind, named_remedies
+from stackctl.diagnosis.stack_keys import as_flag, placement
 from stackctl.diagnosis.verdict import Cause, Diagnosis, DiagnosisContext, Fix, Severity
 
 # How far around the decisive line hints are read (lines before: the error records that lead up
@@ -87,9 +87,8 @@ def _fix(remedies: list[Remedy], service: str, fatal: bool) -> Fix:
     places = [placement(remedy, service) for remedy in shown]
     first, where = shown[0], places[0]
     text = "the log names its own remedy: " + "; ".join(place.text for place in places)
-    return Fix(text + "; then `stackctl up`", key=where.key,
-               flag=first.name if first.kind.value == "flag" else None,
-               env=first.name if first.kind.value == "env" else None, value=first.value)
+    return Fix(text + "; then `stackctl up`", key=where.key, flag=as_flag(first, service),
+               env=first.name if first.kind is RemedyKind.env else None, value=first.value)
 
 
 def _without_error_line(lines: list[str], context: DiagnosisContext) -> Diagnosis | None:

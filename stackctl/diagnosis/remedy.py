@@ -1,5 +1,6 @@
-"""What a log itself names as the remedy: a flag, a setting, a variable, a package, a file or a
-config directive, with the value it states where it states one.
+"""What a log itself names as the remedy: a flag, a setting, a variable, a package, a file, a path to
+make writable, a driver to update, a command to run or a config directive, with the value it states
+where it states one.
 
 Only the error message and the hint lines near it are read, and only in the phrases that offer a
 remedy ("try", "set", "increase", "install", ...), so a flag echoed in a command line or a
@@ -16,16 +17,25 @@ from enum import Enum
 
 class RemedyKind(str, Enum):
     flag = "flag"
+    # A snake_case setting ("Try increasing max_loras"): a flag for the engine, a configuration
+    # setting for any other service (never turned into a flag the service does not have).
+    setting = "setting"
     env = "env"
     package = "package"
     file = "file"
+    # A path the log asks write access to ("Make sure you have write access to /var/lib/x").
+    writable = "writable"
+    # The GPU driver the log asks to update ("please update your driver").
+    driver = "driver"
+    # A command the log quotes to run ("run `supervisorctl reload`").
+    command = "command"
     directive = "directive"
 
 
 @dataclass(frozen=True)
 class Remedy:
     kind: RemedyKind
-    name: str  # "--max-num-batched-tokens", "TIKTOKEN_ENCODINGS_BASE", "flash-attn", "/etc/x.pem"
+    name: str  # "--max-num-batched-tokens", "max_loras", "TIKTOKEN_ENCODINGS_BASE", "flash-attn", "/etc/x.pem"
     value: str | None = None  # "8192", where the log states it
 
 
@@ -58,6 +68,8 @@ _ENV_NAMED = re.compile(
     # A value after `=`, or after "to" when it looks like one (a number, a path, a quoted string).
     r"(?:\s*=\s*[`'\"]?(?P<value>[^\s`'\",;]+)|\s+to\s+[`'\"]?(?P<to>\d[\w.]*|/[^\s`'\",;]+|(?<=[`'\"])[^`'\"]+))?"
 )
+# "set GOMAXPROCS=4": a one-word variable only where it is assigned right after the verb.
+_ENV_SET = re.compile(r"\b(?:set|export)\s+[`'\"]?(?P<name>[A-Z][A-Z0-9_]{2,})=(?P<value>[^\s`'\",;]+)")
 _ENV_ASSIGNED = re.compile(r"(?<![\w-])(?P<name>[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)=(?P<value>[^\s`'\",;)]+)")
 # Variables a log names for debugging, not as a fix.
 _DEBUG_ONLY = frozenset({
@@ -92,6 +104,18 @@ _FILE = (
                r"(?:file |directory |config(?:uration)? file )?[`'\"]?(?P<path>/[\w./@:+-]+[\w/])", re.IGNORECASE),
     re.compile(r"(?P<path>/[\w./@:+-]+[\w]): No such file or directory"),
 )
+_WRITABLE = (
+    re.compile(r"\b(?:make sure|ensure)\b[^.;]{0,40}?\bwrite (?:access|permissions?) (?:to|on|for) (?:the )?"
+               r"(?:\w+ )?[`'\"]?(?P<path>/[\w./@:+-]*[\w/])", re.IGNORECASE),
+    re.compile(r"[`'\"]?(?P<path>/[\w./@:+-]*[\w/])[`'\"]? (?:is not|isn't) writable", re.IGNORECASE),
+)
+_DRIVER = re.compile(r"\b(?:update|upgrade|install a newer) (?:your |the )?(?:(?:GPU|NVIDIA|CUDA|graphics|display) )?"
+                     r"driver\b", re.IGNORECASE)
+# Only a command the log quotes: "run `x`", "please run 'x'", "try running \"x\"".
+_COMMAND = re.compile(r"\b(?:please |try )?run(?:ning)?\s+(?:the command\s+)?(?:`(?P<tick>[^`]{3,160})`"
+                      r"|'(?P<single>[^']{3,160})'|\"(?P<double>[^\"]{3,160})\")", re.IGNORECASE)
+# Commands the package patterns read already.
+_INSTALL_COMMAND = re.compile(r"^\s*(?:sudo )?(?:pip3?|apt(?:-get)?|python3? -m pip) install\b")
 _DIRECTIVE = (
     re.compile(r"you should increase (?:either )?(?P<name>\w+)"),
     re.compile(r"\"(?P<name>\w+)\" directive (?:is )?(?:not allowed|duplicate|is duplicate|invalid|unknown)"),
@@ -123,6 +147,15 @@ def _in_line(line: str) -> list[Remedy]:
     for pattern in _DIRECTIVE:
         for match in pattern.finditer(line):
             remedies.append(Remedy(RemedyKind.directive, match["name"]))
+    for pattern in _WRITABLE:
+        for match in pattern.finditer(line):
+            remedies.append(Remedy(RemedyKind.writable, match["path"].rstrip(".")))
+    if _DRIVER.search(line):
+        remedies.append(Remedy(RemedyKind.driver, "the NVIDIA driver"))
+    for match in _COMMAND.finditer(line):
+        command = (match["tick"] or match["single"] or match["double"]).strip()
+        if not _INSTALL_COMMAND.search(command):
+            remedies.append(Remedy(RemedyKind.command, command))
     for pattern in _PACKAGE:
         for match in pattern.finditer(line):
             groups = match.groupdict()
@@ -138,10 +171,12 @@ def _in_line(line: str) -> list[Remedy]:
     for match in _FLAG.finditer(line):
         remedies.append(Remedy(RemedyKind.flag, match["name"], _unquoted(match["value"])))
     if _SETTING_VERB.search(line):
+        directives = {remedy.name for remedy in remedies if remedy.kind is RemedyKind.directive}
         for pattern in (_SETTING, _BARE_SETTING):
             for match in pattern.finditer(line):
-                remedies.append(Remedy(RemedyKind.flag, "--" + match["name"].replace("_", "-"), match["value"]))
-    for pattern in (_ENV_NAMED, _ENV_ASSIGNED):
+                if match["name"] not in directives:
+                    remedies.append(Remedy(RemedyKind.setting, match["name"], match["value"]))
+    for pattern in (_ENV_NAMED, _ENV_SET, _ENV_ASSIGNED):
         for match in pattern.finditer(line):
             name = match["name"]
             if name not in _DEBUG_ONLY and not name.endswith(("_ERROR", "_FAILED", "_FAILURE")):

@@ -31,8 +31,20 @@ class Placement:
     text: str
 
 
+def as_flag(remedy: Remedy, service: str) -> str | None:
+    """The flag a remedy names for this service: a flag as written, an engine's setting as its flag
+    (max_loras -> --max-loras); another service's setting is no flag."""
+    if remedy.kind is RemedyKind.flag:
+        return remedy.name
+    if remedy.kind is RemedyKind.setting and service in _ENGINE_SERVICES:
+        return "--" + remedy.name.replace("_", "-")
+    return None
+
+
 def placement(remedy: Remedy, service: str) -> Placement:
     engine = service in _ENGINE_SERVICES
+    if remedy.kind is RemedyKind.setting and engine:
+        remedy = Remedy(RemedyKind.flag, as_flag(remedy, service) or remedy.name, remedy.value)
     value = f" {remedy.value}" if remedy.value else ""
     if remedy.kind is RemedyKind.flag and engine:
         key = VLLM_FLAG_KEYS.get(remedy.name)
@@ -49,6 +61,21 @@ def placement(remedy: Remedy, service: str) -> Placement:
     if remedy.kind is RemedyKind.file:
         return Placement(_file_key(remedy.name, service), f"make {remedy.name} exist and readable where {service} "
                                                           "runs")
+    if remedy.kind is RemedyKind.setting:
+        setting = f"{remedy.name} to {remedy.value}" if remedy.value else remedy.name
+        return Placement(None, f"change {setting} in {service}'s configuration, as the log asks (stackctl renders "
+                               f"{service}'s configuration, so report it if the rendered one needs a change)")
+    if remedy.kind is RemedyKind.writable:
+        return Placement(_file_key(remedy.name, service),
+                         f"give {service} write access to {remedy.name}: the user it runs as must own it or be allowed "
+                         f"to write there (`ls -ld {remedy.name}` shows its owner; `sudo chown -R` it to that user)")
+    if remedy.kind is RemedyKind.driver:
+        return Placement("images.vllm" if engine else None,
+                         "update the host's NVIDIA driver (`nvidia-smi` shows its version; `stackctl doctor` compares "
+                         "it with what the image's CUDA needs)"
+                         + (", or use an images.vllm built for the CUDA this driver supports" if engine else ""))
+    if remedy.kind is RemedyKind.command:
+        return Placement(None, f"run `{remedy.name}` where {service} runs, as the log says")
     if remedy.kind is RemedyKind.directive:
         return Placement(None, f"the log names {service}'s `{remedy.name}` setting: stackctl renders {service}'s "
                                f"configuration, so report it if the rendered one needs a change")

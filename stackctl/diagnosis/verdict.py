@@ -79,11 +79,13 @@ class Cause(str, Enum):
     chat_template_missing = "chat-template-missing"
     tool_choice_without_tools = "tool-choice-without-tools"
     prompt_exceeds_batched_tokens = "prompt-exceeds-batched-tokens"
+    request_refused_unlogged = "request-refused-unlogged"
     # an agent client pointed at the wrong place
     client_base_url = "client-base-url"
     codex_wire_api = "codex-wire-api"
     litellm_provider_prefix = "litellm-provider-prefix"
     thinking_budget = "thinking-budget"
+    gateway_model_unknown = "gateway-model-unknown"
     # nginx and certbot
     nginx_certificate_missing = "nginx-certificate-missing"
     nginx_upstream_down = "nginx-upstream-down"
@@ -108,6 +110,9 @@ class Cause(str, Enum):
     prometheus_tsdb_corrupt = "prometheus-tsdb-corrupt"
     prometheus_scrape_timeout = "prometheus-scrape-timeout"
     gpu_exporter_profiling_unsupported = "gpu-exporter-profiling-unsupported"
+    prometheus_config_permission = "prometheus-config-permission"
+    grafana_admin_password_ignored = "grafana-admin-password-ignored"
+    node_exporter_statfs_denied = "node-exporter-statfs-denied"
     # supervisord (the native runtime)
     supervisor_gave_up = "supervisor-gave-up"
     supervisor_command_missing = "supervisor-command-missing"

@@ -1,6 +1,7 @@
 """An agent client pointed at the wrong place or speaking the wrong dialect: a base URL with no such
-route (404) or nothing listening (connection refused), Codex on the Chat Completions wire where
-only the Responses API is left, LiteLLM without a provider prefix, and a thinking budget not
+route (404) or nothing listening (connection refused; Codex's "error sending request for url"),
+Codex on the Chat Completions wire where only the Responses API is left, LiteLLM without a provider
+prefix or without the model a client asks for (Claude Code's haiku), and a thinking budget not
 below max_tokens."""
 
 from __future__ import annotations
@@ -30,6 +31,28 @@ def _client_base_url(evidence: Evidence) -> Diagnosis:
                  "wrong port or path", Fix(_BASE_URLS, key="ports.proxy"))
 
 
+_REQUEST_URL = re.compile(r"error sending request for url \((?P<url>[^)\s]+)\)")
+# Ollama's port: where `codex --oss` sends when CODEX_OSS_BASE_URL is not set.
+_OLLAMA_PORT = ":11434/"
+
+
+def _client_url_unreachable(evidence: Evidence) -> Diagnosis:
+    """Codex (Rust's reqwest) could not send to its provider's URL: nothing listens there, or the URL
+    is not the one configured (`codex --oss` ignores config.toml's base_url)."""
+    url = evidence.read(_REQUEST_URL).get("url", "")
+    oss = _OLLAMA_PORT in url
+    return found(evidence, Cause.client_base_url,
+                 f"the client could not connect to {url or 'its base URL'}: nothing listens there"
+                 + (" (Ollama's default port: `codex --oss` sends there unless CODEX_OSS_BASE_URL says otherwise)"
+                    if oss else ""),
+                 Fix("Codex sends to its model_provider's base_url in ~/.codex/config.toml, except `codex --oss`, "
+                     "which ignores it and uses CODEX_OSS_BASE_URL (default http://localhost:11434/v1, Ollama's): "
+                     "point it at the running filter-proxy, http://HOST:PORT/v1 with PORT = ports.proxy in stack.yaml "
+                     "(`stackctl connect codex` writes that model_provider; with --oss export "
+                     "CODEX_OSS_BASE_URL=http://HOST:PORT/v1), and check that it runs (`stackctl status`); "
+                     f"{_BASE_URLS}", key="ports.proxy"), **({"url": url} if url else {}))
+
+
 def _codex_wire_api(evidence: Evidence) -> Diagnosis:
     return found(evidence, Cause.codex_wire_api,
                  "Codex speaks only the Responses API now, but its provider is set to (or its server only offers) "
@@ -41,14 +64,41 @@ def _codex_wire_api(evidence: Evidence) -> Diagnosis:
 
 
 def _litellm_provider_prefix(evidence: Evidence) -> Diagnosis:
-    model = evidence.read(re.compile(r"You passed model=(?P<model>\S+)")).get("model", "")
+    model = evidence.read(re.compile(r"You passed model=(?P<model>[^\s\\]+)")).get("model", "")
     return found(evidence, Cause.litellm_provider_prefix,
                  f"LiteLLM cannot tell which provider serves {model or 'the model'}: the model name has no provider "
-                 "prefix",
-                 Fix("name the model with its provider: for stackctl's endpoint `hosted_vllm/SERVED_NAME` (or "
-                     "`openai/SERVED_NAME`) with api_base http://HOST:PORT/v1 (PORT = ports.proxy, SERVED_NAME = "
-                     "served_model_name in stack.yaml)", key="served_model_name"),
+                 "prefix it knows",
+                 Fix("LiteLLM (and the tools built on it: aider, OpenHands, LiteLLM's proxy) needs the provider prefix "
+                     "in front of the model name, `PROVIDER/MODEL`, and a made-up prefix (`local/`) is none: for "
+                     "stackctl's endpoint `hosted_vllm/SERVED_NAME` (or `openai/SERVED_NAME`) with api_base "
+                     "http://HOST:PORT/v1 (PORT = ports.proxy, SERVED_NAME = served_model_name in stack.yaml); for a "
+                     "model on Ollama `ollama_chat/NAME` with OLLAMA_API_BASE=http://HOST:11434 (no /v1); a model "
+                     "metadata file's litellm_provider must name the same provider", key="served_model_name"),
                  severity=Severity.advisory, **({"model": model} if model else {}))
+
+
+_GATEWAY_MODEL = re.compile(r"Invalid model name passed in model=(?P<invalid>[^'\"\s]+)|You passed in model=(?P<passed>[^.\s]+"
+                            r"(?:\.[^.\s]+)*)\. There is no 'model_name'")
+
+
+def _gateway_model_unknown(evidence: Evidence) -> Diagnosis:
+    values = evidence.read(_GATEWAY_MODEL)
+    model = values.get("invalid") or values.get("passed") or ""
+    claude = model.startswith("claude")
+    haiku = "haiku" in model
+    text = (f"the gateway (LiteLLM) has no model_name `{model or 'MODEL'}` in its model_list: add one for it there "
+            "(for stackctl's endpoint `hosted_vllm/SERVED_NAME` with api_base http://HOST:PORT/v1), or let the "
+            "client ask for a name it lists; behind stackctl's own filter-proxy, map the name under aliases: in "
+            "stack.yaml (the proxy rewrites it to served_model_name)")
+    if claude:
+        text = ("Claude Code asks for more than its main model: a small, fast one (haiku) for titles, summaries and "
+                "background work, whatever ANTHROPIC_MODEL says; set ANTHROPIC_DEFAULT_HAIKU_MODEL (older Claude "
+                "Code: ANTHROPIC_SMALL_FAST_MODEL) and ANTHROPIC_DEFAULT_SONNET_MODEL/OPUS to a name the gateway "
+                "serves (`stackctl connect claude-code` sets them all to the served name), or " + text)
+    return found(evidence, Cause.gateway_model_unknown,
+                 f"a client asked the gateway for model `{model or '?'}`, which it does not list"
+                 + (": Claude Code's small/fast (haiku) model" if haiku else ""),
+                 Fix(text, key="aliases"), severity=Severity.advisory, **({"model": model} if model else {}))
 
 
 def _thinking_budget(evidence: Evidence) -> Diagnosis:
@@ -75,5 +125,10 @@ SIGNATURES: tuple[Signature, ...] = (
               r"supported|Support for the \"chat\" wire API is deprecated|Invalid URL \(GET /v1/responses\)",
               _codex_wire_api),
     signature(Cause.litellm_provider_prefix, r"LLM Provider NOT provided", _litellm_provider_prefix),
+    # LiteLLM's router and proxy, for a model name its model_list lacks.
+    signature(Cause.gateway_model_unknown,
+              r"Invalid model name passed in model=|There is no 'model_name' with this string", _gateway_model_unknown),
+    # Codex's (Rust reqwest's) words when the connection to its provider's URL fails.
+    signature(Cause.client_base_url, _REQUEST_URL.pattern, _client_url_unreachable),
     signature(Cause.thinking_budget, r"`?max_tokens`? must be greater than `?thinking\.budget_tokens`?", _thinking_budget),
 )

@@ -65,7 +65,12 @@ def _container_without_gpu(evidence: Evidence) -> Diagnosis:
                  Fix("the container needs the GPU from the NVIDIA runtime: stackctl's fragment asks for it (`gpus: "
                      "all`, the Compose form of `docker run --gpus all` / `--runtime=nvidia`), so Docker must have "
                      "the nvidia runtime: install the NVIDIA Container Toolkit, `sudo nvidia-ctk runtime configure "
-                     "--runtime=docker` and `sudo systemctl restart docker`; `stackctl doctor` checks it"))
+                     "--runtime=docker` (it adds the runtime to /etc/docker/daemon.json; a hand-edited daemon.json "
+                     "with a wrong path or default-runtime breaks it) and `sudo systemctl restart docker` (or CDI: `sudo "
+                     "nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml`); "
+                     "`stackctl doctor` checks it. Do not hand-mount libnvidia-ml.so or nvidia-smi into the "
+                     "container: a mounted symlink without its versioned target still fails; the runtime mounts "
+                     "the driver's own libraries"))
 
 
 def _gpu_access_lost(evidence: Evidence) -> Diagnosis:
@@ -251,7 +256,10 @@ SIGNATURES: tuple[Signature, ...] = (
     # driver/library mismatch says so on the same line and wins (its own signature, earlier).
     signature(Cause.no_gpu_runtime,
               r"Cannot init NVML library|Failed to initialize NVML(?!: (?:Unknown Error|Driver/library))"
-              r"|nvidia-smi: (?:command )?not found", _container_without_gpu, CONSEQUENCE),
+              r"|nvidia-smi: (?:command )?not found"
+              # The exporters' words (gonvml's, and nvidia-smi's inside nvidia_gpu_exporter).
+              r"|could not load NVML library|NVIDIA-SMI couldn't find libnvidia-ml\.so",
+              _container_without_gpu, CONSEQUENCE),
     # A refused container behind an nvidia-container-cli error names its cause on the same line.
     signature(Cause.no_gpu_runtime, r"could not select device driver \"cdi\"", _no_gpu_runtime, CONSEQUENCE),
     signature(Cause.image_pull_rate_limit, r"toomanyrequests: |You have reached your (?:unauthenticated )?pull rate "

@@ -1,8 +1,9 @@
-"""Prometheus, Grafana and the GPU exporter: a data directory the process may not write (Grafana's
-plugins included), a TSDB another Prometheus holds or a block left half-written, scrapes that run
-past their timeout, a configuration file Prometheus cannot parse, a provisioning file Grafana
-refuses, plugins Grafana cannot download, a Prometheus datasource Grafana cannot reach, and
-profiling fields DCGM cannot watch on this GPU."""
+"""Prometheus, Grafana, node-exporter and the GPU exporter: a data directory the process may not
+write (Grafana's plugins included), a TSDB another Prometheus holds or a block left half-written,
+scrapes that run past their timeout, a configuration file Prometheus cannot parse or may not read,
+a provisioning file Grafana refuses, plugins Grafana cannot download, a Prometheus datasource
+Grafana cannot reach, an admin password Grafana ignores once its database exists, mounts
+node-exporter may not stat, and profiling fields DCGM cannot watch on this GPU."""
 
 from __future__ import annotations
 
@@ -57,6 +58,61 @@ def _prometheus_config_invalid(evidence: Evidence) -> Diagnosis:
                      "added there must pass `promtool check config FILE` first (indentation: spaces, not tabs; "
                      "a field name this Prometheus knows)"),
                  **({"line": int(line)} if line else {}), **({"fields": ", ".join(fields)} if fields else {}))
+
+
+_CONFIG_FILE = re.compile(r"open (?P<path>/[\w./-]+): (?:permission denied|operation not permitted)")
+
+
+def _prometheus_config_permission(evidence: Evidence) -> Diagnosis:
+    """The file is there but Prometheus may not open it: its ownership or mode, or an SELinux label
+    on the bind mount; told apart from a file it cannot parse by the open() error it names."""
+    path = evidence.read(_CONFIG_FILE).get("path", "")
+    return found(evidence, Cause.prometheus_config_permission,
+                 f"Prometheus may not read its configuration file {path or 'prometheus.yml'} (permission denied), so it "
+                 "does not start; the file itself may be fine",
+                 Fix("make the file readable by the user Prometheus runs as: the prom/prometheus image runs as nobody "
+                     "(uid 65534), and stackctl bind-mounts rendered/prometheus/prometheus.yml read-only, so the file "
+                     "and its directories must be readable by others (`chmod a+r` the file, `chmod a+rx` the "
+                     "directories; a umask of 077 when stackctl rendered it makes them owner-only), or owned by 65534; "
+                     "on an SELinux host (Fedora, RHEL) label the mount for containers (`chcon -Rt container_file_t "
+                     "DIR`). Running the container with `user: root` also works but is not needed; then `stackctl up`"),
+                 **({"path": path} if path else {}))
+
+
+def _grafana_admin_password_ignored(evidence: Evidence) -> Diagnosis:
+    return found(evidence, Cause.grafana_admin_password_ignored,
+                 "a Grafana login was refused: the admin password Grafana checks is the one stored in its database, "
+                 "which GF_SECURITY_ADMIN_PASSWORD sets only on first start",
+                 Fix("Grafana takes GF_SECURITY_ADMIN_PASSWORD (stackctl's GRAFANA_ADMIN_PASSWORD in .env) only on "
+                     "first start, when it creates its database (grafana.db in the grafana-data volume; natively "
+                     "data/grafana); an existing database keeps the password it was created with, so a changed .env "
+                     "is ignored. Log in with the first one, or set the database to .env's: `grafana-cli admin "
+                     "reset-admin-password NEW_PASSWORD` inside the grafana container (`docker exec -it CONTAINER "
+                     "grafana-cli admin reset-admin-password ...`; natively with --homepath /usr/share/grafana and "
+                     "cfg:paths.data=data/grafana), or remove the grafana-data volume to start afresh (losing "
+                     "dashboards and users made in Grafana). Check too that the value has no stray newline or quote",
+                     env="GF_SECURITY_ADMIN_PASSWORD"), severity=Severity.advisory)
+
+
+_STATFS_PATH = re.compile(r"statfs\(\) system call(?: for \\?\"(?P<path>[^\"\\]+)|\"? rootfs=(?P<rootfs>\S+))")
+# Mounts node-exporter has no business stat-ing on a Docker host (other containers' and namespaces'
+# own mounts, the kernel's pseudo filesystems): node-exporter 1.x strips --path.rootfs from the paths.
+_MOUNTS_EXCLUDE = r"^/(dev|proc|run|sys|var/lib/docker/.+|var/lib/kubelet/.+|var/lib/containers/.+)($|/)"
+
+
+def _node_exporter_statfs_denied(evidence: Evidence) -> Diagnosis:
+    values = evidence.read(_STATFS_PATH)
+    path = values.get("path") or values.get("rootfs") or ""
+    return found(evidence, Cause.node_exporter_statfs_denied,
+                 f"node-exporter's filesystem collector may not stat {path or 'a mount point'} (permission denied): "
+                 "a mount of another container, a network namespace or the kernel, not a disk of the host",
+                 Fix("harmless for the host's own disks; to stop it, exclude those mount points from the filesystem "
+                     f"collector: add `--collector.filesystem.mount-points-exclude={_MOUNTS_EXCLUDE}` (node-exporter "
+                     "before 1.0: --collector.filesystem.ignored-mount-points) to node-exporter's command in "
+                     "compose/node-exporter.yml (stackctl mounts the host's / read-only at /host with "
+                     "--path.rootfs=/host, so the paths are the host's), then `stackctl up`",
+                     flag="--collector.filesystem.mount-points-exclude"),
+                 severity=Severity.advisory, **({"path": path} if path else {}))
 
 
 _GRAFANA_PATH = re.compile(r"GF_PATHS_DATA='(?P<path>[^']+)'|(?:mkdir|open) (?P<denied>/[\w./-]+): permission denied"
@@ -166,6 +222,10 @@ SIGNATURES: tuple[Signature, ...] = (
               r"|Permission denied\. Make sure you have write access to plugindir|Failed to create plugin dir: \S+, "
               r"error: mkdir \S+: permission denied",
               _grafana_data_permission),
+    # Before the parse error below, which matches the same line: an open() refused is no bad YAML.
+    signature(Cause.prometheus_config_permission,
+              r"(?:couldn't load configuration|Error loading config) \(-?-config\.file.*: (?:permission denied"
+              r"|operation not permitted)", _prometheus_config_permission),
     signature(Cause.prometheus_config_invalid,
               # Prometheus's own words, with its flag: a bare "Error loading config" is any program's
               # (Codex's config.toml says it too).
@@ -188,4 +248,10 @@ SIGNATURES: tuple[Signature, ...] = (
     signature(Cause.gpu_exporter_profiling_unsupported,
               r"(?:Error watching fields|Error setting watches)[^\n]*(?:Profiling|module of DCGM that is not currently "
               r"loaded)", _gpu_exporter_profiling_unsupported),
+    # Grafana's refusal of a login (its context logger, every version's wording).
+    signature(Cause.grafana_admin_password_ignored, r"msg=\"?Invalid username or password",
+              _grafana_admin_password_ignored, ADVISORY),
+    # node-exporter's filesystem collector (0.15's "for PATH" and 1.x's rootfs= wordings).
+    signature(Cause.node_exporter_statfs_denied,
+              r"Error on statfs\(\) system call.*permission denied", _node_exporter_statfs_denied, ADVISORY),
 )

@@ -1,14 +1,16 @@
 """Failures of single requests in a running vLLM: a conversation longer than the window, a system
 message the chat template refuses, a tool call the parser cannot read, a model without a chat
-template. The engine keeps serving, so these are warnings; each fix names the window, the
-filter-proxy's system placement or the parser, as stackctl sets them."""
+template, and a 400 whose reason vLLM did not log. The engine keeps serving, so these are warnings;
+each fix names the window, the filter-proxy's system placement, the parser or the tool flags, as
+stackctl sets them."""
 
 from __future__ import annotations
 
 import re
 
 from stackctl.diagnosis.evidence import Evidence
-from stackctl.diagnosis.signature import Signature, found, signature
+from stackctl.diagnosis.log_lines import error_lines
+from stackctl.diagnosis.signature import ADVISORY, Signature, found, signature
 from stackctl.diagnosis.verdict import Cause, Diagnosis, Fix, Severity
 
 _WINDOW_KEY = "vllm.max_model_len"
@@ -20,7 +22,8 @@ _WINDOW = re.compile(r"maximum context length is (?P<window>\d+)|maximum model l
                      r"|tokens > (?P<maximum>\d+) maximum|exceed context limit: \d+ \+ \d+ > (?P<sum>\d+)"
                      r"|available context size \((?P<available>\d+) tokens\)|\W?n_ctx\W+(?P<n_ctx>\d+)"
                      r"|context window of (?P<context_window>\d+)|maximum number of tokens allowed \((?P<allowed>\d+)\)"
-                     r"|while limit is (?P<while_limit>\d+)|\(context length (?P<paren>\d+)\)")
+                     r"|while limit is (?P<while_limit>\d+)|\(context length (?P<paren>\d+)\)"
+                     r"|model's context length \((?P<model_context>\d+) tokens\)")
 _REQUESTED = re.compile(r"requested (?P<requested>\d+) tokens \((?P<prompt>\d+) in the messages, "
                         r"(?P<completion>\d+) in the completion\)"
                         r"|You passed (?P<prompt2>\d+) input tokens and requested (?P<completion2>\d+) output tokens"
@@ -28,20 +31,24 @@ _REQUESTED = re.compile(r"requested (?P<requested>\d+) tokens \((?P<prompt>\d+) 
 _PROMPT = re.compile(r"your messages resulted in (?P<prompt>\d+) tokens|prompt is too long: (?P<prompt2>\d+) tokens"
                      r"|request \((?P<prompt3>\d+) tokens\) exceeds|input token count \((?P<prompt4>\d+)\)"
                      r"|Requested tokens \((?P<prompt5>\d+)\)|Current length is (?P<prompt6>\d+)"
-                     r"|\Wn_prompt_tokens\W+(?P<prompt7>\d+)|prompt \(total length (?P<prompt8>\d+)\)")
+                     r"|\Wn_prompt_tokens\W+(?P<prompt7>\d+)|prompt \(total length (?P<prompt8>\d+)\)"
+                     r"|The input \((?P<prompt9>\d+) tokens\) is longer|you requested (?P<prompt10>\d+) tokens\. ")
 _MAX_TOKENS = re.compile(r"'max_tokens' or 'max_completion_tokens' is too large: (?P<max_tokens>\d+)")
 _OVERFLOW = (r"maximum context length|'max_tokens' or 'max_completion_tokens' is too large"
              r"|is longer than the maximum model length of \d+|is too long and exceeds limit of \d+"
              r"|context length is only \d+ tokens|prompt is too long: \d+ tokens > \d+|exceed context limit: "
              r"|exceeds the available context size|Context size has been exceeded|exceeds? (?:the )?context window of \d+"
              r"|exceeds the maximum number of tokens allowed|context_length_exceeded"
-             r"|reduce the length of the (?:messages|input prompt|prompt)|is too long to fit into the model")
+             r"|reduce the length of the (?:messages|input prompt|prompt)|is too long to fit into the model"
+             r"|is longer than the model's context length")
 # Where a request-time failure is a class of its own in counts (doctor's request-failures row).
 REQUEST_CAUSES = frozenset({
     Cause.request_context_overflow, Cause.system_message_position, Cause.tool_parser_failure,
     Cause.chat_template_missing, Cause.auto_tool_choice_disabled, Cause.served_model_mismatch,
     Cause.tool_choice_without_tools, Cause.prompt_exceeds_batched_tokens,
 })
+# Not counted there: a refusal vLLM logs only as its access line's 400 (request_refused_unlogged),
+# which every other refusal above also leaves behind.
 
 
 def _request_context_overflow(evidence: Evidence) -> Diagnosis:
@@ -65,11 +72,15 @@ def _request_context_overflow(evidence: Evidence) -> Diagnosis:
                          f"clients' max_tokens to the window, so send them through it rather than to vLLM's port; "
                          f"the window itself is {_WINDOW_KEY} in stack.yaml", key=_WINDOW_KEY, value=window),
                      severity=Severity.advisory, max_tokens=int(asked), **values)
+    fit = f"under {window} tokens" if window else "within the window"
     return found(evidence, Cause.request_context_overflow,
                  f"a conversation{f' ({prompt} tokens)' if prompt else ''} is longer than {size}",
-                 Fix(f"compact or trim the conversation (Claude Code: /compact; `stackctl connect claude-code` sets its "
-                     f"auto-compact window to the served one), or raise {_WINDOW_KEY} in stack.yaml if the model "
-                     "allows more (`stackctl doctor`'s model-window check says how far)", key=_WINDOW_KEY,
+                 Fix(f"reduce the length of the input so prompt plus max_tokens stay {fit}: an agent compacts or trims "
+                     "the conversation (Claude Code: /compact; `stackctl connect claude-code` sets its auto-compact "
+                     "window to the served one); a batch or evaluation client truncates each prompt (with the "
+                     "model's tokenizer, to the window minus max_tokens) or sends truncate_prompt_tokens with the "
+                     f"request; or raise {_WINDOW_KEY} in stack.yaml if the model allows more (`stackctl doctor`'s "
+                     "model-window check says how far)", key=_WINDOW_KEY,
                      value=window), severity=Severity.advisory, **values)
 
 
@@ -105,6 +116,33 @@ def _prompt_exceeds_batched_tokens(evidence: Evidence) -> Diagnosis:
 def _first(found: dict[str, str]) -> str | None:
     """The one alternative of a pattern that matched (its groups are named per wording)."""
     return next(iter(found.values()), None)
+
+
+# How far above its access line vLLM logs a refusal's reason when it logs one.
+_REASON_LINES = 20
+_REFUSED = re.compile(r"\"POST (?P<route>/v1/(?:chat/completions|responses|messages))\S* HTTP/[\d.]+\" 400\b")
+
+
+def _request_refused_unlogged(evidence: Evidence) -> Diagnosis:
+    """vLLM answered 400 and logged only the status: the reason went to the client in the reply's
+    body. With agent clients the usual one is tools sent to an engine started without its tool flags."""
+    above = list(evidence.lines[max(0, evidence.index - _REASON_LINES):evidence.index])
+    if error_lines(above):
+        # vLLM logged the reason just above its 400: that error record is the diagnosis (the fallback's).
+        raise ValueError("the refusal's reason is logged")
+    route = evidence.read(_REFUSED).get("route", "/v1/chat/completions")
+    count = sum(bool(_REFUSED.search(line)) for line in evidence.lines)
+    return found(evidence, Cause.request_refused_unlogged,
+                 f"vLLM refused {count} request{'s' if count > 1 else ''} to {route} with 400 Bad Request and logged no "
+                 "reason (it goes to the client in the reply's body)",
+                 Fix("the reason is in the body the client got (the filter-proxy relays it; curl the request to see "
+                     "it). With agent clients (tools on) it is most often automatic tool choice on an engine started "
+                     "without --enable-auto-tool-choice and --tool-call-parser: stackctl adds both from the model "
+                     "profile, so check that vllm.extra_args does not replace them and that the profile names a "
+                     "parser for this model, then `stackctl up`; next come a request longer than the window "
+                     "(vllm.max_model_len), a sampling value out of range (top_p=0), and a request field this vLLM "
+                     "does not know (a newer images.vllm)", key="vllm.extra_args", flag="--enable-auto-tool-choice"),
+                 severity=Severity.advisory, route=route, refused=count)
 
 
 def _system_message_position(evidence: Evidence) -> Diagnosis:
@@ -171,4 +209,6 @@ SIGNATURES: tuple[Signature, ...] = (
               r"Error in extracting tool call from response|Error trying to handle streaming tool call"
               r"|_tool_parser\.py:\d+\]|_tool_parser\.py\", line \d+", _tool_parser_failure),
     signature(Cause.chat_template_missing, r"default chat template is no longer allowed", _chat_template_missing),
+    # The access log's 400 alone: any reason the log states next to it weighs more.
+    signature(Cause.request_refused_unlogged, _REFUSED.pattern, _request_refused_unlogged, ADVISORY),
 )

@@ -39,12 +39,19 @@ def _nginx_upstream_down(evidence: Evidence) -> Diagnosis:
 
 
 def _nginx_upstream_timeout(evidence: Evidence) -> Diagnosis:
+    page = "504" in evidence.line and "timed out" not in evidence.line
     return found(evidence, Cause.nginx_upstream_timeout,
-                 "the upstream (the filter-proxy, then vLLM) sent nothing within nginx's read timeout",
-                 Fix("stackctl's nginx waits up to 3600 s between reads, so a timeout means the request stalled: check "
-                     "vLLM (`stackctl logs vllm --explain`, `stackctl status`) and its queue "
-                     "(vllm:num_requests_waiting on the dashboard); lower limits.max_concurrent in stack.yaml if "
-                     "requests pile up", key="limits.max_concurrent"), severity=Severity.advisory)
+                 ("a client got nginx's 504 Gateway Time-out page: " if page else "")
+                 + "the upstream (the filter-proxy, then vLLM) sent nothing within nginx's read timeout "
+                 "(proxy_read_timeout)",
+                 Fix("stackctl's nginx sets proxy_read_timeout (and proxy_send_timeout) to 3600 s in "
+                     "nginx/stackctl-site.conf.j2, so a timeout there means the request stalled: check vLLM (`stackctl "
+                     "logs vllm --explain`, `stackctl status`) and its queue (vllm:num_requests_waiting on the "
+                     "dashboard); lower limits.max_concurrent in stack.yaml if requests pile up. A 504 after about "
+                     "60 s comes from another nginx or proxy in front with the default proxy_read_timeout 60s: "
+                     "raise it there (e.g. `proxy_read_timeout 3600s;` in the location that proxies to stackctl), "
+                     "or stream the reply (stream: true) so bytes flow before the timeout",
+                     key="limits.max_concurrent"), severity=Severity.advisory)
 
 
 def _nginx_body_too_large(evidence: Evidence) -> Diagnosis:
@@ -170,6 +177,9 @@ SIGNATURES: tuple[Signature, ...] = (
               r"\((?:111|113|101): [^)]*\) while connecting to upstream|no live upstreams while "
               r"connecting to upstream", _nginx_upstream_down),
     signature(Cause.nginx_upstream_timeout, r"upstream timed out \(110: [^)]*\) while reading", _nginx_upstream_timeout),
+    # The page nginx's client gets (its status line or HTML title; openresty's too): a cause the
+    # log names elsewhere wins over it.
+    signature(Cause.nginx_upstream_timeout, r"\b504 Gateway Time-?out\b", _nginx_upstream_timeout, CONSEQUENCE),
     # nginx's own log, and the page its client gets (the 413 status line or its HTML title).
     signature(Cause.nginx_body_too_large, r"client intended to send too large body|\b413 Request Entity Too Large",
               _nginx_body_too_large),

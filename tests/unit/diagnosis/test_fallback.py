@@ -62,9 +62,39 @@ def test_a_message_on_the_lines_after_its_exception_is_read_whole():
      Remedy(RemedyKind.file, "libcudart.so.12")),
     ('nginx: [emerg] could not build server_names_hash, you should increase server_names_hash_bucket_size: 64',
      Remedy(RemedyKind.directive, "server_names_hash_bucket_size")),
+    (("Error: ✗ failed to extract plugin archive: Permission denied. Make sure you have write access to "
+      "/var/lib/grafana/plugins/x"), Remedy(RemedyKind.writable, "/var/lib/grafana/plugins/x")),
+    ("RuntimeError: The NVIDIA driver on your system is too old. Please update your GPU driver",
+     Remedy(RemedyKind.driver, "the NVIDIA driver")),
+    ("ValueError: no free LoRA slot. Try increasing max_loras.", Remedy(RemedyKind.setting, "max_loras")),
+    ('level=error msg="runtime too slow" hint="set GOMAXPROCS=4"', Remedy(RemedyKind.env, "GOMAXPROCS", "4")),
+    ("Error: another program is already listening; run `supervisorctl -c /etc/supervisord.conf shutdown` first",
+     Remedy(RemedyKind.command, "supervisorctl -c /etc/supervisord.conf shutdown")),
 ])
 def test_the_remedy_a_message_names(line, remedy):
     assert remedy in named_remedies([line])
+
+
+def test_a_setting_is_a_flag_only_for_the_engine_and_a_quoted_install_is_a_package_not_a_command():
+    line = "RuntimeError: the batch does not fit; try increasing max_num_batched_tokens"
+    engine = diagnose_log([line], DiagnosisContext(service="vllm", failed=True))
+    assert (engine.fix.key, engine.fix.flag) == ("vllm.extra_args", "--max-num-batched-tokens")
+    nginx = diagnose_log(["nginx: [emerg] the response does not fit, try increasing proxy_buffer_size"],
+                         DiagnosisContext(service="nginx", failed=True))
+    assert nginx.fix.flag is None and "--proxy-buffer-size" not in nginx.fix.text
+    assert "proxy_buffer_size in nginx's configuration" in nginx.fix.text
+    assert named_remedies(["ImportError: please run `pip install vllm[audio]` to use audio"]) == [
+        Remedy(RemedyKind.package, "vllm[audio]")]
+
+
+def test_a_driver_or_a_path_to_make_writable_is_placed_in_stackctls_terms():
+    # A driver complaint no signature knows (the known ones name the CUDA version: driver-too-old).
+    driver = diagnose_log(["RuntimeError: this GPU's firmware interface is not supported, please update your driver"],
+                          DiagnosisContext(service="vllm", failed=True))
+    assert driver.cause is Cause.unrecognised and driver.fix.key == "images.vllm" and "nvidia-smi" in driver.fix.text
+    path = diagnose_log(["Error: Permission denied. Make sure you have write access to /srv/grafana/plugins"],
+                        DiagnosisContext(service="grafana", failed=True))
+    assert "give grafana write access to /srv/grafana/plugins" in path.fix.text and "chown" in path.fix.text
 
 
 def test_debug_variables_and_echoed_commands_are_not_remedies():
