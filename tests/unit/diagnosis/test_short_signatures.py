@@ -43,3 +43,12 @@ def test_kv_memory_shortfall_with_vllms_estimate_uses_it():
             "memory, the estimated maximum model length is 16000. Try increasing `gpu_memory_utilization`.")
     diagnosis = diagnose_log([line])
     assert diagnosis is not None and diagnosis.fix.value == "16000" and "16000 or less" in diagnosis.fix.text
+
+
+def test_a_parser_name_close_to_one_listed_is_a_typo_and_one_unlike_any_needs_a_newer_engine():
+    listed = "(chose from { deepseek_v3,hermes,llama3_json,mistral })'"
+    typo = diagnose_log([f"KeyError: 'invalid tool call parser: llama3-json {listed}"])
+    newer = diagnose_log([f"KeyError: 'invalid tool call parser: kimi_k2 {listed}"])
+    assert typo is not None and "correct the name" in typo.fix.text and "newer vLLM" not in typo.fix.text
+    assert newer is not None and "newer vLLM" in newer.fix.text and "images.vllm" in newer.fix.text
+
