@@ -52,3 +52,7 @@ def test_a_parser_name_close_to_one_listed_is_a_typo_and_one_unlike_any_needs_a_
     assert typo is not None and "correct the name" in typo.fix.text and "newer vLLM" not in typo.fix.text
     assert newer is not None and "newer vLLM" in newer.fix.text and "images.vllm" in newer.fix.text
 
+
+def test_the_certbot_port_taken_is_the_one_the_log_names():
+    busy_443 = diagnose_log(["Could not bind TCP port 443 because it is already in use by another process"])
+    assert busy_443 is not None and busy_443.fix.key == "ports.https" and busy_443.values["port"] == 443
