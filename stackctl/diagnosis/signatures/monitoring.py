@@ -187,9 +187,10 @@ def _service_flag_unknown(evidence: Evidence) -> Diagnosis:
                 "(--collector.x) and the names this version has (`docker run --rm IMAGE --help`)")
     else:
         # Go's own flag parser ("flag provided but not defined") is what releases before 0.15 used.
-        text = (("this binary is an old version (its flag parser predates node_exporter 0.15): " if values.get("bare")
-                 else "") + f"the version of {service} in {key} has no flag {flag or '(the one named)'}: it is an old version "
-                f"(the flag, or the collector it enables, is new), or the flag belongs to another program. Upgrade "
+        why = ("an old version: its flag parser (Go's own, which writes every flag with one dash) predates "
+               "node_exporter 0.15" if values.get("bare") else
+               "an old version (the flag, or the collector it enables, is new), or the flag belongs to another program")
+        text = (f"the version of {service} in {key} has no flag {flag or '(the one named)'}: it is {why}. Upgrade "
                 f"{key} in stack.yaml to a newer {service.replace('-', '_')} image that has it (check with "
                 "`docker run --rm IMAGE --version` and `--help`), or remove the flag from the service's command")
     return found(evidence, Cause.service_flag_unknown,
