@@ -36,6 +36,12 @@ def signature(cause: Cause, trigger: str, build: Builder, weight: int = ROOT_CAU
     return Signature(cause, re.compile(trigger, re.IGNORECASE), build, weight)
 
 
+def images_key(evidence: Evidence) -> str:
+    """The `images:` key of the service whose log this is (`images.SERVICE` for Docker's own log)."""
+    service = evidence.context.service
+    return f"images.{service}" if service not in ("docker", "compose", "supervisord") else "images.SERVICE"
+
+
 def found(evidence: Evidence, cause: Cause, summary: str, fix: Fix, *,
           severity: Severity = Severity.fatal, **values: str | float) -> Diagnosis:
     """The diagnosis for `evidence`: its line is the evidence shown to the user."""

@@ -118,6 +118,20 @@ class Cause(str, Enum):
     supervisor_command_missing = "supervisor-command-missing"
     supervisor_spawn_failed = "supervisor-spawn-failed"
     supervisor_not_running = "supervisor-not-running"
+    supervisor_port_taken = "supervisor-port-taken"
+    # Round 7's misses, each built from other reports of the same cause
+    client_context_window_too_small = "client-context-window-too-small"
+    container_driver_libs_conflict = "container-driver-libs-conflict"
+    container_runtime_missing = "container-runtime-missing"
+    gpu_hook_direct = "gpu-hook-direct"
+    wsl_no_gpu_adapter = "wsl-no-gpu-adapter"
+    metrics_path_not_found = "metrics-path-not-found"
+    grafana_config_missing = "grafana-config-missing"
+    service_flag_unknown = "service-flag-unknown"
+    mm_limit_per_prompt = "mm-limit-per-prompt"
+    quantization_config_missing = "quantization-config-missing"
+    quantization_method_unknown = "quantization-method-unknown"
+    model_not_cached_offline = "model-not-cached-offline"
     # no signature knows it: the decisive error line and the remedy the log names (fallback.py)
     unrecognised = "unrecognised"
 

@@ -4,6 +4,7 @@ its flags, a model name the server does not serve."""
 
 from __future__ import annotations
 
+import difflib
 import re
 
 from stackctl.diagnosis.evidence import Evidence
@@ -107,8 +108,17 @@ def _refused_choice(evidence: Evidence) -> Diagnosis:
         return found(evidence, Cause.refused_choice, summary,
                      Fix(text, key=_EXTRA_ARGS, flag=flag, value="auto"), flag=flag, refused=value)
     if flag in ("--tool-call-parser", "--reasoning-parser"):
-        text = (f"this engine has no {flag} '{value}': if it comes from "
-                f"{_EXTRA_ARGS}, use one the engine lists; if from the model profile, use a newer images.vllm")
+        listed = [choice.strip(" '") for choice in values.get("choices", "").split(",") if choice.strip(" '")]
+        if difflib.get_close_matches(value, listed, n=1, cutoff=0.8):
+            text = (f"this engine has no {flag} '{value}', but lists one close to it: correct the name in "
+                    f"{_EXTRA_ARGS} to the one it lists")
+        else:
+            # A parser name the engine lists nothing like is one added in a later vLLM (kimi_k2, openai,
+            # llama3_json each arrived in a release): the engine is older than the model's instructions.
+            text = (f"this engine predates the {flag} '{value}' (a parser added in a later release): upgrade to a "
+                    f"newer vLLM, images.vllm in stack.yaml (natively `stackctl install-engine` after upgrading; a "
+                    f"parser newer than any release needs the next release or a build from source), or use one it "
+                    f"lists in {_EXTRA_ARGS}")
         return found(evidence, Cause.refused_choice, summary, Fix(text, key=_EXTRA_ARGS, flag=flag),
                      flag=flag, refused=value)
     text = f"set {flag} to one of the accepted values in {_EXTRA_ARGS} (or remove it)"

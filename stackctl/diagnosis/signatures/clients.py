@@ -1,5 +1,7 @@
 """An agent client pointed at the wrong place or speaking the wrong dialect: a base URL with no such
-route (404) or nothing listening (connection refused; Codex's "error sending request for url"),
+route (404; Continue's missing /v1), nothing listening (connection refused; Codex's "error sending
+request for url"; the OpenAI SDK's "Connection error.") or no scheme at all, a context window the
+client sets below the agent's minimum (OpenClaw's contextWindow), an exporter asked off /metrics,
 Codex on the Chat Completions wire where only the Responses API is left, LiteLLM without a provider
 prefix or without the model a client asks for (Claude Code's haiku), and a thinking budget not
 below max_tokens."""
@@ -17,7 +19,38 @@ _BASE_URLS = ("point the client at the filter-proxy without /v1 for Anthropic cl
               "(OPENAI_BASE_URL); `stackctl connect CLIENT` writes the right one")
 
 
+# Services whose HTTP endpoint is a Prometheus exporter: a 404 there is a path, not a client's base URL.
+_EXPORTERS = ("gpu-exporter", "node-exporter", "prometheus")
+
+
+def _metrics_path_not_found(evidence: Evidence) -> Diagnosis:
+    service = evidence.context.service
+    return found(evidence, Cause.metrics_path_not_found,
+                 f"{service} answered 404: it serves its metrics only on /metrics, and the request asked another path",
+                 Fix("ask for the metrics path: `curl http://HOST:PORT/metrics` (the exporter's root answers 404 "
+                     "page not found); a Prometheus scrape job's metrics_path must be /metrics (stackctl renders its "
+                     "jobs with the default) and a Grafana datasource points at Prometheus, not at the exporter"),
+                 severity=Severity.advisory)
+
+
 def _client_base_url(evidence: Evidence) -> Diagnosis:
+    if evidence.context.service in _EXPORTERS and "404 page not found" in evidence.line:
+        return _metrics_path_not_found(evidence)
+    if "No connection adapters were found" in evidence.line:
+        url = evidence.read(_NO_SCHEME).get("url", "")
+        return found(evidence, Cause.client_base_url,
+                     f"the client's base URL {url or ''} has no scheme, so the HTTP library cannot use it".replace("  ", " "),
+                     Fix("write the base URL whole, with its scheme: http://HOST:PORT/v1 (not HOST:PORT/v1, nor "
+                         "http//HOST): api_base / base_url / OPENAI_BASE_URL of the client; " + _BASE_URLS,
+                         key="ports.proxy"), **({"url": url} if url else {}))
+    if "Connection error" in evidence.line:
+        return found(evidence, Cause.client_base_url,
+                     "the OpenAI SDK in the client could not connect to its base URL (Connection error): the URL is "
+                     "malformed, points at the wrong endpoint, or nothing listens there",
+                     Fix("check the client's base_url (OPENAI_BASE_URL): it must be the running filter-proxy, whole, "
+                         "http://HOST:PORT/v1 with PORT = ports.proxy in stack.yaml (a missing ':' as in http//HOST, a "
+                         "missing /v1, or api.openai.com left in place are the usual slips; `stackctl status` says "
+                         "whether it runs); " + _BASE_URLS, key="ports.proxy"))
     if "ConnectionRefused" in evidence.text or "Connection refused" in evidence.text:
         return found(evidence, Cause.client_base_url,
                      "nothing listens where the client's base URL points (connection refused): the URL names a port "
@@ -29,6 +62,27 @@ def _client_base_url(evidence: Evidence) -> Diagnosis:
     return found(evidence, Cause.client_base_url,
                  "the client's requests reach a server that has no such route (404): its base URL points at the "
                  "wrong port or path", Fix(_BASE_URLS, key="ports.proxy"))
+
+
+_NO_SCHEME = re.compile(r"No connection adapters were found for '(?P<url>[^']+)'")
+_CONTEXT_FLOOR = re.compile(r"context window too small \((?P<window>\d+) tokens\)\. Minimum is (?P<minimum>\d+)")
+
+
+def _client_context_window_too_small(evidence: Evidence) -> Diagnosis:
+    values = evidence.read(_CONTEXT_FLOOR)
+    window, minimum = values.get("window", ""), values.get("minimum", "")
+    return found(evidence, Cause.client_context_window_too_small,
+                 f"the agent refuses a model whose context window is {window or 'below its minimum'} tokens"
+                 + (f" (it needs at least {minimum})" if minimum else "") + ": the window is the client's setting "
+                 "for the model, not the server's",
+                 Fix(f"set the model's contextWindow in the client's config (OpenClaw: openclaw.json, "
+                     f"models.providers.NAME.models[].contextWindow; a custom provider defaults to 4096) to the "
+                     f"server's real window, at least {minimum or 'the minimum'}: stackctl's is vllm.max_model_len in "
+                     "stack.yaml (`stackctl connect openclaw` writes it); if that is smaller, raise vllm.max_model_len "
+                     "first (a larger context needs the KV cache for it)", key="vllm.max_model_len",
+                     value=minimum or None),
+                 severity=Severity.advisory, **({"window": int(window)} if window else {}),
+                 **({"minimum": int(minimum)} if minimum else {}))
 
 
 _REQUEST_URL = re.compile(r"error sending request for url \((?P<url>[^)\s]+)\)")
@@ -114,8 +168,14 @@ def _thinking_budget(evidence: Evidence) -> Diagnosis:
 SIGNATURES: tuple[Signature, ...] = (
     # Go's net/http answer to an unknown path (Ollama, Prometheus, Grafana, a Go gateway), and Claude
     # Code's and the SDKs' report of a 404.
-    signature(Cause.client_base_url, r"\b404 page not found|API Error: 404\b|Error code: 404 - \{'detail': 'Not Found'\}",
-              _client_base_url),
+    signature(Cause.client_base_url, r"\b404 page not found|API Error: 404\b|Error code: 404 - \{'detail': 'Not Found'\}"
+              r"|forgot to add '/v1' to the end of your 'apiBase'", _client_base_url),
+    # The OpenAI Python SDK's APIConnectionError (its message is only "Connection error."), and
+    # requests' refusal of a URL without a scheme.
+    signature(Cause.client_base_url, r"\bAPI ?(?:Connection)?Error:? Connection error\.|No connection adapters were found "
+              r"for '", _client_base_url),
+    signature(Cause.client_context_window_too_small, r"context window too small \(\d+ tokens\)\. Minimum is \d+",
+              _client_context_window_too_small),
     # Claude Code's words when nothing listens at ANTHROPIC_BASE_URL.
     signature(Cause.client_base_url, r"(?:Unable to connect to API|API Error: Connection refused)[^\n]*\(ConnectionRefused\)",
               _client_base_url),

@@ -12,7 +12,7 @@ import re
 from packaging.version import InvalidVersion, Version
 
 from stackctl.diagnosis.evidence import Evidence
-from stackctl.diagnosis.signature import CONSEQUENCE, Signature, found, signature
+from stackctl.diagnosis.signature import CONSEQUENCE, Signature, found, images_key, signature
 from stackctl.diagnosis.verdict import Cause, Diagnosis, Fix
 from stackctl.profiles.compat import min_driver, table
 
@@ -123,17 +123,12 @@ def _wrong_architecture(evidence: Evidence) -> Diagnosis:
                                          r"platform \((?P<host>[^)]+)\)"))
     summary = (f"the image is built for {platforms['image']} but this host is {platforms['host']}" if platforms
                else "the image's programs are built for another CPU architecture than this host's (exec format error)")
-    key = _images_key(evidence)
+    key = images_key(evidence)
     return found(evidence, Cause.wrong_architecture, summary,
                  Fix(f"use an image built for this host's architecture (`uname -m`: aarch64 on DGX Spark GB10): set "
                      f"{key} in stack.yaml to a multi-arch or arm64/amd64 tag (NVIDIA's NGC vLLM images are "
                      "multi-arch); stackctl builds its own images for the host it runs on", key=key), **platforms)
 
-
-def _images_key(evidence: Evidence) -> str:
-    """The `images:` key of the service whose log this is (`images.SERVICE` for Docker's own log)."""
-    service = evidence.context.service
-    return f"images.{service}" if service not in ("docker", "compose", "supervisord") else "images.SERVICE"
 
 
 _PULLED = re.compile(r"(?:pull access denied for|manifest for|failed to resolve reference \"?)\s*(?P<image>[^\s,\"]+)")
@@ -141,7 +136,7 @@ _PULLED = re.compile(r"(?:pull access denied for|manifest for|failed to resolve 
 
 def _image_pull_denied(evidence: Evidence) -> Diagnosis:
     image = evidence.read(_PULLED).get("image", "").rstrip(":")
-    key = _images_key(evidence)
+    key = images_key(evidence)
     return found(evidence, Cause.image_pull_denied,
                  f"Docker cannot pull {image or 'the image'}: no such repository or tag, or it needs a login",
                  Fix(f"check the image name and tag (set {key} in stack.yaml to one that exists, or remove it for "

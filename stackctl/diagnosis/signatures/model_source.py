@@ -1,5 +1,5 @@
-"""Where the weights come from: a gated or missing repository, a full disk, remote code, an
-architecture this vLLM does not know."""
+"""Where the weights come from: a gated or missing repository, a Hub id looked up on a host that
+cannot reach huggingface.co, a full disk, remote code, an architecture this vLLM does not know."""
 
 from __future__ import annotations
 
@@ -126,6 +126,28 @@ def _hub_offline(evidence: Evidence) -> Diagnosis:
                      key="vllm.model_path", flag="--model"), **({"model": repo} if repo else {}))
 
 
+# urllib3's / requests' words when huggingface.co cannot be reached at all (no DNS, no route, a timeout).
+_HUB_UNREACHABLE = (r"host='huggingface\.co'.*(?:Max retries exceeded|timed out)|huggingface\.co.*(?:NameResolutionError"
+                    r"|Temporary failure in name resolution|getaddrinfo failed|Network is unreachable)")
+
+
+# urllib3 names the host apart from the path: "host='huggingface.co' ... with url: /api/models/ORG/NAME/revision/main".
+_URL_REPO = re.compile(r"with url: /(?:api/models/)?(?P<repo>[\w.-]+/[\w.-]+?)/(?:resolve|revision|tree)/")
+
+
+def _model_not_cached_offline(evidence: Evidence) -> Diagnosis:
+    repo = evidence.read(_HF_REPO).get("repo") or evidence.read(_URL_REPO).get("repo")
+    named = f" {repo}" if repo else " REPO"
+    return found(evidence, Cause.model_not_cached_offline,
+                 f"vLLM could not reach huggingface.co to look up{named if repo else ' the model'}: this host is "
+                 "offline (no DNS or route to the Hub), and the model is named by its Hub id",
+                 Fix(f"download the model first where the Hub is reachable (`huggingface-cli download{named}`) into "
+                     "stackctl's hf_cache (or copy the directory over), then either point vllm.model_path in stack.yaml "
+                     "at that local path, or set HF_HUB_OFFLINE=1 under vllm.environment so vLLM uses the cached "
+                     "copy without asking the Hub", key="vllm.model_path", env="HF_HUB_OFFLINE"),
+                 **({"model": repo} if repo else {}))
+
+
 def _harmony_vocab_offline(evidence: Evidence) -> Diagnosis:
     return found(evidence, Cause.harmony_vocab_offline,
                  "the tokenizer's tiktoken vocabulary (gpt-oss's harmony encoding: o200k_base) could not be downloaded "
@@ -146,6 +168,7 @@ SIGNATURES: tuple[Signature, ...] = (
               r"|does not appear to have a file named config\.json|Repository Not Found for url"
               r"|is not the path to a directory containing a file named|Incorrect path_or_model_id", _model_not_found),
     signature(Cause.hub_offline, r"OfflineModeIsEnabled|offline mode is enabled", _hub_offline),
+    signature(Cause.model_not_cached_offline, _HUB_UNREACHABLE, _model_not_cached_offline),
     signature(Cause.disk_full, r"No space left on device|\[Errno 28\]|StorageFull", _disk_full),
     signature(Cause.disk_full, r"Not enough free disk space to download the file", _disk_full, CONSEQUENCE),
     signature(Cause.trust_remote_code,

@@ -3,14 +3,15 @@ write (Grafana's plugins included), a TSDB another Prometheus holds or a block l
 scrapes that run past their timeout, a configuration file Prometheus cannot parse or may not read,
 a provisioning file Grafana refuses, plugins Grafana cannot download, a Prometheus datasource
 Grafana cannot reach, an admin password Grafana ignores once its database exists, mounts
-node-exporter may not stat, and profiling fields DCGM cannot watch on this GPU."""
+node-exporter may not stat, profiling fields DCGM cannot watch on this GPU, a grafana.ini missing from
+the image, and a flag a Go exporter's version does not have (node-exporter's renamed or newer flags)."""
 
 from __future__ import annotations
 
 import re
 
 from stackctl.diagnosis.evidence import Evidence
-from stackctl.diagnosis.signature import ADVISORY, Signature, found, signature
+from stackctl.diagnosis.signature import ADVISORY, Signature, found, images_key, signature
 from stackctl.diagnosis.verdict import Cause, Diagnosis, Fix, Severity
 
 # Compose keeps each service's data in a named volume of the project (`down` keeps it).
@@ -149,6 +150,55 @@ def _grafana_plugin_offline(evidence: Evidence) -> Diagnosis:
                      env="GF_INSTALL_PLUGINS"), **({"plugin": plugin} if plugin else {}))
 
 
+def _grafana_config_missing(evidence: Evidence) -> Diagnosis:
+    path = evidence.read(re.compile(r"open (?P<path>/[\w./-]+?)\.?: no such file")).get("path", "/etc/grafana/grafana.ini")
+    return found(evidence, Cause.grafana_config_missing,
+                 f"Grafana cannot find its configuration file {path}, so it does not start: the image does not have it "
+                 "where it looks, or a mount hides it",
+                 Fix("the official grafana/grafana image ships /etc/grafana/grafana.ini: set images.grafana in "
+                     "stack.yaml to a current official image (pull a newer image: a broken or third-party build that "
+                     "lacks the file, or one that looks for a mistyped path, is fixed by the latest docker build), and "
+                     "never mount a directory or an empty volume over /etc/grafana (stackctl mounts only "
+                     "/etc/grafana/provisioning); configure Grafana with GF_* variables instead; then `stackctl up`",
+                     key="images.grafana"), path=path)
+
+
+# The flag parsers of Go services: kingpin's (Prometheus's exporters) and the standard library's.
+_UNKNOWN_FLAG = re.compile(r"(?P<program>[\w-]+): error: unknown (?P<kind>long|short) flag '(?P<flag>-{1,2}[^' ]+)"
+                           r"|flag provided but not defined: (?P<bare>-{1,2}[\w.-]+)")
+# Flags renamed in node-exporter's releases, with what replaced them.
+_RENAMED_FLAGS = {"--collector.filesystem.ignored-mount-points": "--collector.filesystem.mount-points-exclude",
+                  "--collector.netdev.ignored-devices": "--collector.netdev.device-exclude",
+                  "--web.config": "--web.config.file"}
+
+
+def _service_flag_unknown(evidence: Evidence) -> Diagnosis:
+    values = evidence.read(_UNKNOWN_FLAG)
+    flag = values.get("flag") or values.get("bare") or ""
+    service = evidence.context.service
+    key = images_key(evidence)
+    renamed = _RENAMED_FLAGS.get(flag)
+    if renamed:
+        text = (f"{flag} was renamed to {renamed} in newer releases: use the name the image's version knows "
+                f"(`docker run --rm IMAGE --help`), or pin {key} to the version the flag was written for")
+    elif values.get("kind") == "short":
+        text = (f"the command uses the old single-dash flag syntax (-collector.x, node_exporter before 0.15), which "
+                f"the version in {key} reads as short flags ({flag}): write every flag with two dashes "
+                "(--collector.x) and the names this version has (`docker run --rm IMAGE --help`)")
+    else:
+        # Go's own flag parser ("flag provided but not defined") is what releases before 0.15 used.
+        why = ("an old version: its flag parser (Go's own, which writes every flag with one dash) predates "
+               "node_exporter 0.15" if values.get("bare") else
+               "an old version (the flag, or the collector it enables, is new), or the flag belongs to another program")
+        text = (f"the version of {service} in {key} has no flag {flag or '(the one named)'}: it is {why}. Upgrade "
+                f"{key} in stack.yaml to a newer {service.replace('-', '_')} image that has it (check with "
+                "`docker run --rm IMAGE --version` and `--help`), or remove the flag from the service's command")
+    return found(evidence, Cause.service_flag_unknown,
+                 f"{service} refuses the flag {flag or '(not named)'} and exits: its version does not have it",
+                 Fix(text + "; then `stackctl up`", key=key, flag=flag or None),
+                 **({"flag": flag} if flag else {}), **({"renamed_to": renamed} if renamed else {}))
+
+
 _DIALED = re.compile(r"dial tcp (?P<address>\S+?):(?P<port>\d+): connect: connection refused")
 
 
@@ -235,7 +285,13 @@ SIGNATURES: tuple[Signature, ...] = (
     # grafana-cli's download of a plugin (GF_INSTALL_PLUGINS) from grafana.com.
     signature(Cause.grafana_plugin_offline,
               r"(?:Failed to send request|Error: \S* ?Get \"?https://grafana\.(?:com|net)/api/plugins).*"
-              r"(?:Client\.Timeout|i/o timeout|no such host|connection refused)", _grafana_plugin_offline),
+              r"(?:Client\.Timeout|i/o timeout|no such host|connection refused|server misbehaving"
+              r"|Temporary failure in name resolution)", _grafana_plugin_offline),
+    signature(Cause.grafana_config_missing, r"Failed to parse \S*(?:grafana|defaults)\.ini\S*,? open \S+: no such file",
+              _grafana_config_missing),
+    # Before a service's own (Go) flag parser exits: node-exporter, the GPU exporter, Prometheus.
+    signature(Cause.service_flag_unknown, r"[\w-]+: error: unknown (?:long|short) flag '-|flag provided but not defined: -",
+              _service_flag_unknown),
     # Grafana's Prometheus queries (its datasource proxy, alerting, the query API) refused.
     signature(Cause.grafana_datasource_unreachable,
               r"(?:tsdb\.HandleRequest\(\) error|Error reading Prometheus|Instant query failed|query failed|proxy error)"

@@ -1,5 +1,5 @@
-"""Failures of single requests in a running vLLM: a conversation longer than the window, a system
-message the chat template refuses, a tool call the parser cannot read, a model without a chat
+"""Failures of single requests in a running vLLM: a conversation longer than the window, more images
+(or videos, audio) than --limit-mm-per-prompt allows, a system message the chat template refuses, a tool call the parser cannot read, a model without a chat
 template, and a 400 whose reason vLLM did not log. The engine keeps serving, so these are warnings;
 each fix names the window, the filter-proxy's system placement, the parser or the tool flags, as
 stackctl sets them."""
@@ -194,7 +194,29 @@ def _chat_template_missing(evidence: Evidence) -> Diagnosis:
                      "which ships one", key="vllm.extra_args", flag="--chat-template"), severity=Severity.advisory)
 
 
+_MM_LIMIT = re.compile(r"At most (?P<limit>\d+) (?P<modality>image|video|audio)\(s\) may be provided in one request"
+                       r"|You set (?P<set_modality>image|video|audio)=(?P<set_limit>\d+) \(or defaulted to 1\) in "
+                       r"`--limit-mm-per-prompt`, but passed (?P<passed>\d+)")
+
+
+def _mm_limit_per_prompt(evidence: Evidence) -> Diagnosis:
+    values = evidence.read(_MM_LIMIT)
+    modality = values.get("modality") or values.get("set_modality") or "image"
+    limit = int(values.get("limit") or values.get("set_limit") or 1)
+    passed = int(values.get("passed") or limit + 1)
+    wanted = max(passed, limit + 1)
+    return found(evidence, Cause.mm_limit_per_prompt,
+                 f"a request carried more {modality}s than vLLM accepts per prompt ({limit}; the default is 1)",
+                 Fix(f"raise the per-prompt limit: add --limit-mm-per-prompt '{{\"{modality}\": {wanted}}}' to "
+                     f"vllm.extra_args in stack.yaml (vLLM before 0.10 writes it {modality}={wanted}); each extra "
+                     f"{modality} reserves memory at start, so ask for what clients send, and only for a multimodal "
+                     "model", key="vllm.extra_args", flag="--limit-mm-per-prompt", value=f"{modality}={wanted}"),
+                 severity=Severity.advisory, modality=modality, limit=limit)
+
+
 SIGNATURES: tuple[Signature, ...] = (
+    signature(Cause.mm_limit_per_prompt, r"At most \d+ (?:image|video|audio)\(s\) may be provided in one request"
+              r"|\(or defaulted to 1\) in `--limit-mm-per-prompt`, but passed", _mm_limit_per_prompt),
     # Before the window wording below, which also matches it: the scheduler's limit may be the batch budget.
     signature(Cause.prompt_exceeds_batched_tokens, _SCHEDULER_LIMIT.pattern, _prompt_exceeds_batched_tokens),
     signature(Cause.request_context_overflow, _OVERFLOW, _request_context_overflow),

@@ -1,6 +1,7 @@
 """supervisord, which runs the native stack's processes: a program that exits when it should run
 (and after its retries, the supervisor giving up on it), a command that is not there, a program it
-cannot spawn (its directory, its executable, its user), and supervisorctl finding no supervisord."""
+cannot spawn (its directory, its executable, its user), supervisorctl finding no supervisord (at its socket or its http:// serverurl), and a second
+supervisord refused the port or socket the first one holds."""
 
 from __future__ import annotations
 
@@ -52,6 +53,16 @@ def _supervisor_command_missing(evidence: Evidence) -> Diagnosis:
 
 
 def _supervisor_not_running(evidence: Evidence) -> Diagnosis:
+    url = evidence.read(re.compile(r"(?P<url>https?://[\w.-]+:\d+) refused connection")).get("url")
+    if url:
+        return found(evidence, Cause.supervisor_not_running,
+                     f"supervisorctl finds no supervisord at {url}: supervisord is not running, or listens on another "
+                     "port or socket than the serverurl supervisorctl read",
+                     Fix("start supervisord (natively stackctl's own: `stackctl up`, which starts it with the stack's "
+                         "configuration under .stackctl/), and run supervisorctl with the same configuration file "
+                         "(`supervisorctl -c FILE`; without -c it reads ./supervisord.conf or /etc/supervisord.conf): "
+                         "its [supervisorctl] serverurl must name the port of supervisord.conf's [inet_http_server] "
+                         "(or its unix socket)"), url=url)
     socket = evidence.read(re.compile(r"unix://(?P<socket>\S+?\.sock)")).get("socket", "")
     return found(evidence, Cause.supervisor_not_running,
                  f"supervisorctl finds no supervisord: its socket {socket or ''} does not exist, so supervisord is not "
@@ -61,6 +72,18 @@ def _supervisor_not_running(evidence: Evidence) -> Diagnosis:
                      "that one. A supervisorctl run by hand needs the same configuration (`supervisorctl -c "
                      "FILE`); touching the socket file does not start it"),
                  **({"socket": socket} if socket else {}))
+
+
+def _supervisor_port_taken(evidence: Evidence) -> Diagnosis:
+    return found(evidence, Cause.supervisor_port_taken,
+                 "supervisord will not start: another program, usually a supervisord already running, holds the port "
+                 "or socket its configuration names",
+                 Fix("one supervisord per configuration: if one already runs (`pgrep -a supervisord`), talk to it with "
+                     "`supervisorctl -c THE_SAME_FILE` instead of starting another (natively `stackctl status`/`down` "
+                     "do); a second supervisord needs its own port and socket file in its supervisord.conf. Package "
+                     "installs read /etc/supervisor/supervisord.conf, pip's /etc/supervisord.conf: pass -c (or "
+                     "symlink one to the other) so both commands read one configuration file. Only if none runs, "
+                     "remove the stale socket (`unlink /tmp/supervisor.sock`)"))
 
 
 def _supervisor_spawn_failed(evidence: Evidence) -> Diagnosis:
@@ -90,8 +113,10 @@ SIGNATURES: tuple[Signature, ...] = (
               _supervisor_command_missing),
     signature(Cause.supervisor_gave_up, r"gave up: [\w.-]+ entered FATAL state|\bFATAL\s+Exited too quickly",
               _supervisor_gave_up, CONSEQUENCE),
-    signature(Cause.supervisor_not_running, r"unix://\S+\.sock no such file|unix://\S+\.sock refused connection",
-              _supervisor_not_running),
+    signature(Cause.supervisor_not_running, r"unix://\S+\.sock no such file|unix://\S+\.sock refused connection"
+              r"|https?://[\w.-]+:\d+ refused connection", _supervisor_not_running, CONSEQUENCE),
+    signature(Cause.supervisor_port_taken, r"Another program is already listening on a port that one of our HTTP "
+              r"servers", _supervisor_port_taken),
     signature(Cause.supervisor_gave_up, r"exited: [\w.-]+ \(exit status \d+; not expected\)", _supervisor_gave_up,
               ADVISORY + 1),
 )

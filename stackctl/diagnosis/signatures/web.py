@@ -1,7 +1,7 @@
 """nginx and certbot: a certificate nginx cannot load (or one its key does not match), two server
 blocks claiming one listen socket, an upstream (the filter-proxy) down, slow, unknown or sending
 headers over nginx's buffer, a request body over nginx's limit, and the ACME challenges certbot
-cannot complete (port 80 taken, unreachable, rate limited)."""
+cannot complete (port 80, or 443 for the old tls-sni challenge, taken; unreachable; rate limited)."""
 
 from __future__ import annotations
 
@@ -156,16 +156,23 @@ def _nginx_key_mismatch(evidence: Evidence) -> Diagnosis:
                  **({"key_file": path} if path else {}))
 
 
+_BUSY_PORT = re.compile(r"(?:binding to port|bind TCP port|^Port) (?P<port>80|443)\b")
+
+
 def _certbot_port_80_busy(evidence: Evidence) -> Diagnosis:
+    port = evidence.read(_BUSY_PORT).get("port", "80")
+    key = "ports.https" if port == "443" else "ports.http"
+    challenge = " (the old tls-sni challenge binds port 443)" if port == "443" else ""
     return found(evidence, Cause.certbot_port_80_busy,
-                 "certbot's standalone server could not bind port 80: another web server (here stackctl's nginx, "
-                 "which serves port 80) already listens there",
+                 f"certbot's standalone server could not bind port {port}: another web server (here stackctl's nginx, "
+                 f"which serves ports 80 and 443) already listens there{challenge}",
                  Fix("don't run `certbot --standalone` (or renew a certificate first issued with it) while nginx holds "
-                     "port 80: use the webroot nginx serves (`certbot certonly --webroot -w ACME_ROOT`, what `stackctl "
+                     f"port {port}: use the webroot nginx serves (`certbot certonly --webroot -w ACME_ROOT`, what `stackctl "
                      "tls issue` and stackctl's certbot service do) or the --nginx plugin; for an old standalone "
                      "certificate set `authenticator = webroot` and `webroot_path` in /etc/letsencrypt/renewal/NAME.conf. "
-                     "Otherwise stop what holds port 80 (`ss -ltnp 'sport = :80'`; stackctl's nginx listens on ports.http) while "
-                     "certbot runs", key="ports.http"))
+                     f"Otherwise stop what holds port {port} (`ss -ltnp 'sport = :{port}'`; stackctl's nginx listens on "
+                     f"{key}) while certbot runs; the port is already in use only while it does", key=key),
+                 port=int(port))
 
 
 SIGNATURES: tuple[Signature, ...] = (
@@ -199,5 +206,7 @@ SIGNATURES: tuple[Signature, ...] = (
     signature(Cause.nginx_key_mismatch, r"X509_check_private_key:key values mismatch", _nginx_key_mismatch),
     # certbot's standalone plugin in its words: the bind error, or its own port check before binding.
     signature(Cause.certbot_port_80_busy,
-              r"Problem binding to port 80|At least one of the required ports is already taken", _certbot_port_80_busy),
+              r"Problem binding to port 80|At least one of the required ports is already taken"
+              r"|Could not bind TCP port (?:80|443) because it is already in use|^Port (?:80|443) is already in use by "
+              r"another process", _certbot_port_80_busy),
 )

@@ -73,7 +73,7 @@ BY_CLASS: dict[Cause, Expect] = {
     C.supervisor_gave_up: Expect(says=("--explain",)),
     C.supervisor_command_missing: Expect(says=("stackctl install-engine",)),
     # Round 5's misses, each built from other reports of the same cause.
-    C.certbot_port_80_busy: Expect("ports.http", says=("--standalone", "--webroot", "port 80")),
+    C.certbot_port_80_busy: Expect("ports.{port}", says=("--standalone", "--webroot")),
     C.nginx_duplicate_listen: Expect("ports.{port}", says=("listen", "nginx -t")),
     C.nginx_header_too_big: Expect(severity=ADVISORY, says=("proxy_buffer_size",)),
     C.nginx_key_mismatch: Expect("letsencrypt_dir", says=("ssl_certificate_key", "privkey.pem")),
@@ -106,6 +106,21 @@ BY_CLASS: dict[Cause, Expect] = {
     C.node_exporter_statfs_denied: Expect(flag="--collector.filesystem.mount-points-exclude", severity=ADVISORY,
                                           says=("ignored-mount-points",)),
     C.thinking_budget: Expect(env="MAX_THINKING_TOKENS", severity=ADVISORY, says=("budget_tokens", "max_tokens")),
+    # Round 7's misses, each built from other reports of the same cause.
+    C.client_context_window_too_small: Expect("vllm.max_model_len", severity=ADVISORY,
+                                              says=("contextWindow", "openclaw.json"), values={"minimum": 16000}),
+    C.container_driver_libs_conflict: Expect("images.vllm", says=("libnvidia-ml.so.1", "nvidia/cuda", "apt remove")),
+    C.container_runtime_missing: Expect("images.vllm", says=("NVIDIA_VISIBLE_DEVICES", "nvidia/cuda", "--gpus")),
+    C.gpu_hook_direct: Expect(says=("runtime: nvidia",)),
+    C.wsl_no_gpu_adapter: Expect(says=("WSL 2", "wsl --update", "nvidia-smi")),
+    C.metrics_path_not_found: Expect(severity=ADVISORY, says=("/metrics", "metrics_path")),
+    C.grafana_config_missing: Expect("images.grafana", says=("grafana.ini", "/etc/grafana")),
+    C.service_flag_unknown: Expect("images.{service}", "{flag}", says=("--help",)),
+    C.mm_limit_per_prompt: Expect("vllm.extra_args", "--limit-mm-per-prompt", severity=ADVISORY),
+    C.quantization_config_missing: Expect("model", "--quantization", says=("pre-quantized", "AutoAWQ")),
+    C.quantization_method_unknown: Expect("images.vllm", says=("newer vLLM",)),
+    C.model_not_cached_offline: Expect("vllm.model_path", env="HF_HUB_OFFLINE", says=("huggingface-cli download",)),
+    C.supervisor_port_taken: Expect(says=("supervisorctl -c", "supervisord.conf")),
 }
 # What single logs state beyond their class (the values read from them).
 VALUES: dict[str, dict] = {
@@ -161,6 +176,16 @@ VALUES: dict[str, dict] = {
     "client_base_url__just-every-code-issue-345": {"url": "http://localhost:8090/v1/responses"},
     "litellm_provider_prefix__openhands-issue-11608": {"model": "unsloth/qwen3-coder-30b-a3b-instruct"},
     "grafana_data_permission__grafana-issue-16782": {"path": "/var/lib/grafana/plugins"},
+    "certbot_port_80_busy__certbot-issue-3958": {"port": 443},
+    "client_base_url__aiyabot-issue-8": {"url": "192.168.100.105:7860/login"},
+    "gpu_hook_direct__tensorrt-llm-issue-799": {"mode": "csv"},
+    "gpu_hook_direct__dstack-issue-2306": {"mode": "cdi"},
+    "mm_limit_per_prompt__xinference-issue-3054": {"modality": "image", "limit": 2},
+    "quantization_config_missing__vllm-issue-13612": {"method": "gptq"},
+    "quantization_method_unknown__unsloth-issue-482": {"method": "bitsandbytes"},
+    "model_not_cached_offline__vllm-issue-1432": {"model": "huggyllama/llama-7b"},
+    "service_flag_unknown__node-exporter-issue-2293": {"flag": "--collector.boottime"},
+    "supervisor_not_running__supervisor-issue-232": {"url": "http://127.0.0.1:9001"},
 }
 LOGS = sorted(SERVICE_FAILURES.glob("*.log"))
 
@@ -185,7 +210,8 @@ def test_each_services_real_failure_is_diagnosed_with_its_fix_in_stackctls_terms
     fix = diagnosis.fix
     port = "https" if "443" in "\n".join(lines) else "http"
     key = expect.key.format(service=headers["service"], port=port) if expect.key else None
-    assert (fix.key, fix.flag, fix.env) == (key, expect.flag, expect.env)
+    flag = expect.flag.format(flag=diagnosis.values.get("flag", "")) if expect.flag else None
+    assert (fix.key, fix.flag, fix.env) == (key, flag, expect.env)
     for named in (fix.key, fix.flag, fix.env, *expect.says):
         if named:
             assert named in fix.text, f"{named!r} missing from: {fix.text}"

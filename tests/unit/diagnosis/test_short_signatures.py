@@ -2,7 +2,7 @@
 
 import pytest
 
-from stackctl.diagnosis import Cause, diagnose_log
+from stackctl.diagnosis import Cause, DiagnosisContext, diagnose_log
 
 
 @pytest.mark.parametrize(
@@ -43,3 +43,23 @@ def test_kv_memory_shortfall_with_vllms_estimate_uses_it():
             "memory, the estimated maximum model length is 16000. Try increasing `gpu_memory_utilization`.")
     diagnosis = diagnose_log([line])
     assert diagnosis is not None and diagnosis.fix.value == "16000" and "16000 or less" in diagnosis.fix.text
+
+
+def test_a_parser_name_close_to_one_listed_is_a_typo_and_one_unlike_any_needs_a_newer_engine():
+    listed = "(chose from { deepseek_v3,hermes,llama3_json,mistral })'"
+    typo = diagnose_log([f"KeyError: 'invalid tool call parser: llama3-json {listed}"])
+    newer = diagnose_log([f"KeyError: 'invalid tool call parser: kimi_k2 {listed}"])
+    assert typo is not None and "correct the name" in typo.fix.text and "newer vLLM" not in typo.fix.text
+    assert newer is not None and "newer vLLM" in newer.fix.text and "images.vllm" in newer.fix.text
+
+
+def test_a_404_is_a_metrics_path_on_an_exporter_and_a_base_url_on_a_client():
+    exporter = diagnose_log(["404 page not found"], DiagnosisContext(service="gpu-exporter"))
+    client = diagnose_log(["404 page not found"], DiagnosisContext(service="filter-proxy"))
+    assert exporter is not None and exporter.cause is Cause.metrics_path_not_found and "/metrics" in exporter.fix.text
+    assert client is not None and client.cause is Cause.client_base_url and client.fix.key == "ports.proxy"
+
+
+def test_the_certbot_port_taken_is_the_one_the_log_names():
+    busy_443 = diagnose_log(["Could not bind TCP port 443 because it is already in use by another process"])
+    assert busy_443 is not None and busy_443.fix.key == "ports.https" and busy_443.values["port"] == 443

@@ -1,0 +1,92 @@
+"""The NVIDIA container runtime failing to hand the GPU to a container: driver libraries the image
+ships itself, a container started without the runtime (no nvidia-smi inside), the runtime's hook
+called directly where it must not be (Jetson's csv mode, CDI mode), and WSL without GPU support."""
+
+from __future__ import annotations
+
+import re
+
+from stackctl.diagnosis.evidence import Evidence
+from stackctl.diagnosis.signature import Signature, found, signature
+from stackctl.diagnosis.verdict import Cause, Diagnosis, Fix
+
+_RUNTIME = ("run it with the NVIDIA runtime: stackctl's Compose file reserves the GPU (`deploy.resources.reservations."
+            "devices` with `driver: nvidia`), like `docker run --gpus all`; with Docker's runtime configured by "
+            "`sudo nvidia-ctk runtime configure --runtime=docker` (`stackctl doctor` checks it)")
+
+
+def _image_key(evidence: Evidence) -> str:
+    service = evidence.context.service
+    return "images.vllm" if service in ("vllm", "docker", "compose") else f"images.{service}"
+
+
+_LIBRARY = re.compile(r"file creation failed: \S*/(?P<library>lib(?:nvidia|cuda)[\w.-]*\.so[\d.]*): file exists")
+
+
+def _driver_libs_conflict(evidence: Evidence) -> Diagnosis:
+    library = evidence.read(_LIBRARY).get("library", "libnvidia-ml.so.1")
+    key = _image_key(evidence)
+    return found(evidence, Cause.container_driver_libs_conflict,
+                 f"the image carries its own copy of the NVIDIA driver library {library}, which the NVIDIA runtime "
+                 "mounts from the host: the two collide and the container does not start",
+                 Fix(f"the driver's user-space libraries ({library}) must come from the host, never from the image: set "
+                     f"{key} in stack.yaml to an image built on nvidia/cuda whose CUDA version the host driver "
+                     "supports (NGC and vllm/vllm-openai images are), or rebuild yours to remove the driver packages "
+                     "(`apt remove libnvidia-compute-*`, no libnvidia-ml.so.1 under /usr/lib); then `stackctl up`",
+                     key=key), library=library)
+
+
+def _runtime_missing(evidence: Evidence) -> Diagnosis:
+    key = _image_key(evidence)
+    return found(evidence, Cause.container_runtime_missing,
+                 "nvidia-smi is not in the container: the NVIDIA runtime did not inject the driver's tools, so the "
+                 "container ran without the GPU (no --gpus / runtime, or an image that does not ask for it)",
+                 Fix(f"{_RUNTIME}. The runtime injects nvidia-smi and the driver only when the container asks: "
+                     "NVIDIA_VISIBLE_DEVICES and NVIDIA_DRIVER_CAPABILITIES=compute,utility, which a CUDA base image "
+                     f"(nvidia/cuda, NGC) sets; a plain ubuntu image under nvidia-docker gets no GPU. Keep {key} an "
+                     "image built on nvidia/cuda; then `stackctl up`", key=key))
+
+
+_MODE = re.compile(r"(?:Auto-detected|Using requested) mode as '?(?P<mode>\w+)'?|requested mode '(?P<requested>\w+)'")
+
+
+def _hook_direct(evidence: Evidence) -> Diagnosis:
+    # The hook states its mode on its own line, just before its refusal.
+    match = _MODE.search(" ".join(evidence.lines[max(0, evidence.index - 2): evidence.index + 1]))
+    mode = (match.group("mode") or match.group("requested") or "") if match else ""
+    service = evidence.context.service
+    if mode == "csv":
+        exporter = service == "gpu-exporter"
+        text = ("this is a Jetson (Tegra) board, where the NVIDIA runtime works in csv mode and Docker's --gpus "
+                "(Compose's GPU reservation) is not supported: run the container with `runtime: nvidia` instead. "
+                "DCGM, and so dcgm-exporter, is not supported on Jetson: set images.gpu-exporter to an nvidia-smi "
+                "based exporter (utkuozdemir/nvidia_gpu_exporter) or turn services.monitoring off; then `stackctl up`")
+        return found(evidence, Cause.gpu_hook_direct,
+                     "the NVIDIA runtime hook was called directly (--gpus) on a Jetson board (csv mode), which is not "
+                     "supported", Fix(text, key="images.gpu-exporter" if exporter else None), mode=mode)
+    return found(evidence, Cause.gpu_hook_direct,
+                 f"the NVIDIA runtime hook was called directly (--gpus){' in ' + mode + ' mode' if mode else ''}, "
+                 "which this toolkit configuration does not support",
+                 Fix("in CDI mode the GPU comes from the NVIDIA runtime or a CDI device, not from --gpus: run the "
+                     "container with `runtime: nvidia` (`sudo nvidia-ctk runtime configure --runtime=docker`, then "
+                     "`sudo systemctl restart docker`), or set nvidia-container-runtime's mode back to auto in "
+                     "/etc/nvidia-container-runtime/config.toml; then `stackctl up`"), **({"mode": mode} if mode else {}))
+
+
+def _wsl_no_gpu_adapter(evidence: Evidence) -> Diagnosis:
+    return found(evidence, Cause.wsl_no_gpu_adapter,
+                 "Docker runs under WSL, but WSL exposes no GPU adapter: no NVIDIA GPU reaches Linux there",
+                 Fix("GPU support needs WSL 2 (not WSL 1: `wsl --set-version DISTRO 2`, Docker Desktop's WSL 2 "
+                     "backend), a current WSL kernel (`wsl --update`, then `wsl --shutdown`) and the Windows NVIDIA "
+                     "driver with WSL support (installed on Windows, never inside WSL); `nvidia-smi` inside WSL must "
+                     "list the GPU. A machine without an NVIDIA GPU runs the CPU stack: `hardware: cpu`, `model: tiny`"))
+
+
+SIGNATURES: tuple[Signature, ...] = (
+    signature(Cause.container_driver_libs_conflict, r"file creation failed: \S*/lib(?:nvidia|cuda)[\w.-]*\.so[\d.]*: file exists",
+              _driver_libs_conflict),
+    signature(Cause.container_runtime_missing, r"exec: \\?\"nvidia-smi\\?\": executable file not found in \$PATH",
+              _runtime_missing),
+    signature(Cause.gpu_hook_direct, r"invoking the NVIDIA Container Runtime Hook directly", _hook_direct),
+    signature(Cause.wsl_no_gpu_adapter, r"WSL environment detected but no adapters were found", _wsl_no_gpu_adapter),
+)
