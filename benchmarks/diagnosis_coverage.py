@@ -24,11 +24,15 @@ held-out set of real failure logs collected from other public reports and never 
   and tests/data/vllm_failures) and tests/data/heldout_round7 (49 logs from 49 other reports,
   collected while round 6's classes were being built, by a collector who saw neither the signatures
   nor that work: 28/49 = 57.1%, own set then 693/693; its misses led to classes built by cause from
-  other reports, kept under tests/data/service_failures and tests/data/vllm_failures).
-- held-out: tests/data/heldout_failures, round 8: 19 logs from 19 other reports, collected while
-  round 7's classes were being built, by a collector who saw neither the signatures nor that work
-  (two reports the build also used, openclaw#21653 and ansible-supervisord#4, were dropped before
-  measuring); measured once: 13/19 = 68.4% (own set then 788/788). Each file's
+  other reports, kept under tests/data/service_failures and tests/data/vllm_failures) and
+  tests/data/heldout_round8 (19 logs from 19 other reports, collected while round 7's classes were
+  being built, by a collector who saw neither the signatures nor that work; two reports the build
+  also used, openclaw#21653 and ansible-supervisord#4, were dropped before measuring: 13/19 = 68.4%,
+  own set then 788/788; its misses led to classes built by cause from other reports, kept under
+  tests/data/service_failures and tests/data/vllm_failures).
+- held-out: tests/data/heldout_failures, the next round: logs from other reports, collected after
+  round 8 was built from; until one is collected the directory is empty and no held-out figure is
+  printed. Each file's
   `# fix:` header lists what a right fix names (`key=`, `flag=`, `env=`: that field of the fix;
   `text=`: words in the fix sentence); any one suffices. The class in the file name is only a
   label: a fix reached by another class, or by the fallback reading the remedy the log names,
