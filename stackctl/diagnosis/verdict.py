@@ -132,6 +132,10 @@ class Cause(str, Enum):
     quantization_config_missing = "quantization-config-missing"
     quantization_method_unknown = "quantization-method-unknown"
     model_not_cached_offline = "model-not-cached-offline"
+    # Round 8's misses, each built from other reports of the same cause
+    lora_rank_too_large = "lora-rank-too-large"
+    grafana_dashboard_json_invalid = "grafana-dashboard-json-invalid"
+    nccl_system_error = "nccl-system-error"
     # no signature knows it: the decisive error line and the remedy the log names (fallback.py)
     unrecognised = "unrecognised"
 

@@ -1,6 +1,6 @@
 """The command line and what it asks for: refused flags and choices, the model's window, a tensor
-parallel size the model's heads cannot be split by, unknown VLLM_* variables, tool choice without
-its flags, a model name the server does not serve."""
+parallel size the model's heads cannot be split by, a LoRA adapter above --max-lora-rank, unknown
+VLLM_* variables, tool choice without its flags, a model name the server does not serve."""
 
 from __future__ import annotations
 
@@ -170,6 +170,43 @@ def _auto_tool_choice_disabled(evidence: Evidence) -> Diagnosis:
                      key=_EXTRA_ARGS, flag="--enable-auto-tool-choice"))
 
 
+# --max-lora-rank takes only these values (vLLM's LoRAConfig; 1 since 0.11), and defaults to 16.
+_LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)
+# An adapter above the limit ("LoRA rank 64 is greater than max_lora_rank 16"), and a limit vLLM refuses
+# (older: "max_lora_rank (48) must be one of (...)"; newer, pydantic's literal: "max_lora_rank / Input
+# should be 1, 8, ... [type=literal_error, input_value=48").
+_LORA_RANK = re.compile(r"LoRA rank (?P<rank>\d+) is greater than max_lora_rank (?P<limit>\d+)"
+                        r"|max_lora_rank \((?P<refused>\d+)\) must be one of \((?P<choices>[\d, ]+)\)"
+                        r"|Input should be (?P<literals>1, 8, 16, 32, [\d, or]+) \[type=literal_error, "
+                        r"input_value=(?P<literal>\d+)")
+
+
+def _lora_rank_too_large(evidence: Evidence) -> Diagnosis:
+    values = evidence.read(_LORA_RANK)
+    if "rank" in values:
+        rank, limit = int(values["rank"]), int(values["limit"])
+        wanted = next((value for value in _LORA_RANKS if value >= rank), _LORA_RANKS[-1])
+        return found(evidence, Cause.lora_rank_too_large,
+                     f"a LoRA adapter of rank {rank} was loaded into a vLLM started with --max-lora-rank {limit} "
+                     "(the default is 16)",
+                     Fix(f"add --max-lora-rank {wanted} to {_EXTRA_ARGS} in stack.yaml (max_lora_rank must be at least "
+                         f"the largest adapter's rank, {rank}; vLLM accepts only {', '.join(map(str, _LORA_RANKS))}); "
+                         "a higher limit reserves more GPU memory, so ask for what the adapters need",
+                         key=_EXTRA_ARGS, flag="--max-lora-rank", value=str(wanted)), rank=rank, limit=limit)
+    refused = int(values.get("refused") or values.get("literal") or 0)
+    # The values this vLLM lists (older ones lack 1).
+    accepted = [int(number) for number in re.findall(r"\d+", values.get("choices") or values.get("literals") or "")]
+    accepted = accepted or list(_LORA_RANKS)
+    wanted = next((value for value in accepted if value >= refused), accepted[-1])
+    return found(evidence, Cause.lora_rank_too_large,
+                 f"vLLM refuses --max-lora-rank {refused or '(the value given)'}: it takes only "
+                 f"{', '.join(map(str, accepted))}",
+                 Fix(f"set --max-lora-rank in {_EXTRA_ARGS} to {wanted if refused else 'one of those values'} "
+                     "(the adapter's rank rounded up to an accepted value); then `stackctl up`",
+                     key=_EXTRA_ARGS, flag="--max-lora-rank", value=str(wanted) if refused else None),
+                 **({"refused": refused} if refused else {}))
+
+
 # vLLM's words, and Claude Code's when the endpoint answers that its model does not exist.
 _ASKED_MODEL = re.compile(r"The model `(?P<name>[^`]*)` does not exist|issue with the selected model \((?P<claude>[^)]*)\)"
                           r"|^Model: (?P<client>.+)$")
@@ -194,6 +231,8 @@ SIGNATURES: tuple[Signature, ...] = (
               _refused_choice),
     signature(Cause.tp_heads_not_divisible, r"Total number of attention heads \(\d+\) must be divisible by tensor",
               _tp_heads_not_divisible),
+    signature(Cause.lora_rank_too_large, r"LoRA rank \d+ is greater than max_lora_rank|max_lora_rank \(\d+\) must be "
+              r"one of|Input should be 1, 8, 16, 32, [\d, or]+ \[type=literal_error", _lora_rank_too_large),
     signature(Cause.unknown_env_var, _UNKNOWN_ENV.pattern, _unknown_env_var, ADVISORY),
     signature(Cause.auto_tool_choice_disabled, r"tool choice requires --enable-auto-tool-choice",
               _auto_tool_choice_disabled),

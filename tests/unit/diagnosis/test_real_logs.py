@@ -74,6 +74,10 @@ EXPECTED: dict[str, Expect] = {
     "kv_cache_too_small__vllm-issue-16118": Expect(C.kv_cache_too_small, LEN, LEN_FLAG, value="435595", values={"max_model_len": 1048576, "needed_gib": 24.0, "available_gib": 9.97}),
     "kv_cache_too_small__vllm-issue-25350": Expect(C.kv_cache_too_small, LEN, LEN_FLAG, value="122080", values={"max_model_len": 221000}),
     "kv_cache_too_small__vllm-issue-34076": Expect(C.kv_cache_too_small, LEN, LEN_FLAG, value="34736", values={"max_model_len": 262144, "available_gib": 3.18}),
+    # Round 8's miss, built from these: the rank the log states, rounded up to a value vLLM accepts.
+    "lora_rank_too_large__ms-swift-issue-4221": Expect(C.lora_rank_too_large, EXTRA, "--max-lora-rank", value="32", values={"rank": 32, "limit": 16}),
+    "lora_rank_too_large__truss-pr-1752": Expect(C.lora_rank_too_large, EXTRA, "--max-lora-rank", value="8", values={"refused": 1}),
+    "lora_rank_too_large__vllm-omni-pr-1397": Expect(C.lora_rank_too_large, EXTRA, "--max-lora-rank", value="64", values={"refused": 48}),
     "mamba_cache_overflow__nvidia-retail-shopping-assistant-pr-95": Expect(C.mamba_cache_overflow, SEQS, SEQS_FLAG, value="524", values={"max_num_seqs": 1024, "mamba_blocks": 524}),
     "mamba_cache_overflow__vllm-issue-49064-h100": Expect(C.mamba_cache_overflow, SEQS, SEQS_FLAG, value="969", values={"max_num_seqs": 1024, "mamba_blocks": 969}),
     "mamba_cache_overflow__vllm-issue-49064-rocm": Expect(C.mamba_cache_overflow, SEQS, SEQS_FLAG, value="161", values={"max_num_seqs": 256, "mamba_blocks": 161}),
