@@ -1,7 +1,7 @@
 """Prometheus, Grafana, node-exporter and the GPU exporter: a data directory the process may not
 write (Grafana's plugins included), a TSDB another Prometheus holds or a block left half-written,
 scrapes that run past their timeout, a configuration file Prometheus cannot parse or may not read,
-a provisioning file Grafana refuses, plugins Grafana cannot download, a Prometheus datasource
+a provisioning file Grafana refuses, a provisioned dashboard file that is not valid JSON, plugins Grafana cannot download, a Prometheus datasource
 Grafana cannot reach, an admin password Grafana ignores once its database exists, mounts
 node-exporter may not stat, profiling fields DCGM cannot watch on this GPU, a grafana.ini missing from
 the image, and a flag a Go exporter's version does not have (node-exporter's renamed or newer flags)."""
@@ -137,6 +137,38 @@ def _grafana_datasource_provisioning(evidence: Evidence) -> Diagnosis:
                  Fix("stackctl provisions one default Prometheus datasource (rendered/grafana/provisioning/"
                      "datasources): remove any other file added there that also sets isDefault, then `stackctl up` "
                      "(it renders the directory again)"))
+
+
+# Grafana's dashboard file provider names the file and Go's JSON decoder's complaint; what the
+# complaint means in a file someone edited, templated or downloaded by hand.
+_DASHBOARD_FILE = re.compile(r"file=\"?(?P<file>[^\" ]+\.json)\"?.*error=\"?(?P<error>.*?)\"?\s*$")
+_JSON_CAUSES = (
+    ("in string literal", "a line break or tab written raw inside a string (write it as \\n), as a template or "
+                          "an editor leaves it"),
+    ("after object key:value pair", "a missing comma or a stray quote after a value"),
+    ("after array element", "a missing comma between two elements of a list"),
+    ("looking for beginning of value", "something that is not JSON where a value should be (an HTML page saved "
+                                       "in place of the raw file starts with '<'; a trailing comma before } or ])"),
+    ("EOF", "an empty or cut-off file (unexpected end of JSON input)"),
+    ("end of JSON input", "an empty or cut-off file"),
+    ("cannot unmarshal", "a field of the wrong type (an export wrapped in another object, or a list where "
+                         "Grafana wants one dashboard)"),
+)
+
+
+def _grafana_dashboard_json_invalid(evidence: Evidence) -> Diagnosis:
+    values = evidence.read(_DASHBOARD_FILE)
+    path, error = values.get("file", ""), values.get("error", "").replace("\\\\", "\\")
+    cause = next((meaning for words, meaning in _JSON_CAUSES if words in error), "a JSON syntax error")
+    named = path or "the dashboard file the line names"
+    return found(evidence, Cause.grafana_dashboard_json_invalid,
+                 f"Grafana skips the provisioned dashboard {named}: its JSON is invalid ({error or 'a syntax error'})",
+                 Fix(f"the dashboard file {named} is not valid JSON: {cause}. Validate the JSON with `python3 -m "
+                     "json.tool FILE` (or `jq . FILE`), which prints the line and column of the syntax error; fix that "
+                     "line, or export the dashboard again from Grafana (Export > Export as JSON) and save it raw. "
+                     "stackctl's own dashboards are rendered again by `stackctl up`; Grafana reloads the others "
+                     "from the provisioned directory without a restart"),
+                 **({"file": path} if path else {}))
 
 
 def _grafana_plugin_offline(evidence: Evidence) -> Diagnosis:
@@ -282,6 +314,10 @@ SIGNATURES: tuple[Signature, ...] = (
               r"parsing YAML file \S+: |(?:couldn't load configuration|Error loading config) \(-?-config\.file",
               _prometheus_config_invalid),
     signature(Cause.grafana_datasource_provisioning, r"Datasource provisioning error", _grafana_datasource_provisioning),
+    # Every Grafana since 5 (logfmt and JSON logs alike): the file provider's loader and the decoder's error.
+    signature(Cause.grafana_dashboard_json_invalid,
+              r"failed to load dashboard from.*file=\S+\.json.*error=\"?(?:invalid character|unexpected end of JSON|EOF"
+              r"|json: cannot unmarshal)", _grafana_dashboard_json_invalid),
     # grafana-cli's download of a plugin (GF_INSTALL_PLUGINS) from grafana.com.
     signature(Cause.grafana_plugin_offline,
               r"(?:Failed to send request|Error: \S* ?Get \"?https://grafana\.(?:com|net)/api/plugins).*"
