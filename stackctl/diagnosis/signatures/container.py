@@ -59,9 +59,11 @@ def _container_without_gpu(evidence: Evidence) -> Diagnosis:
     """A container that runs but finds no NVIDIA library or tool inside: Docker started it without
     the NVIDIA runtime handing it the GPU (the GPU exporters and vLLM say so in their own words)."""
     service = evidence.context.service
+    # nvidia-smi's exit code 12: it ran, but NVML's library would not load (a hand-mounted symlink chain).
+    smi = " (nvidia-smi exits 12: the NVML library libnvidia-ml.so would not load)" if "status 12" in evidence.line else ""
     return found(evidence, Cause.no_gpu_runtime,
-                 f"the {service} container has no NVIDIA driver libraries (NVML) inside: Docker started it without "
-                 "the NVIDIA runtime giving it the GPU",
+                 f"the {service} container has no working NVIDIA driver libraries (NVML) inside{smi}: Docker started "
+                 "it without the NVIDIA runtime giving it the GPU",
                  Fix("the container needs the GPU from the NVIDIA runtime: stackctl's fragment asks for it (`gpus: "
                      "all`, the Compose form of `docker run --gpus all` / `--runtime=nvidia`), so Docker must have "
                      "the nvidia runtime: install the NVIDIA Container Toolkit, `sudo nvidia-ctk runtime configure "
@@ -253,7 +255,9 @@ SIGNATURES: tuple[Signature, ...] = (
               r"Cannot init NVML library|Failed to initialize NVML(?!: (?:Unknown Error|Driver/library))"
               r"|nvidia-smi: (?:command )?not found"
               # The exporters' words (gonvml's, and nvidia-smi's inside nvidia_gpu_exporter).
-              r"|could not load NVML library|NVIDIA-SMI couldn't find libnvidia-ml\.so",
+              r"|could not load NVML library|NVIDIA-SMI couldn't find libnvidia-ml\.so"
+              # nvidia-smi's exit code 12 (NVML_ERROR_LIBRARY_NOT_FOUND) as nvidia_gpu_exporter reports it bare.
+              r"|command failed\. .*exit status 12\b",
               _container_without_gpu, CONSEQUENCE),
     # A refused container behind an nvidia-container-cli error names its cause on the same line.
     signature(Cause.no_gpu_runtime, r"could not select device driver \"cdi\"", _no_gpu_runtime, CONSEQUENCE),
