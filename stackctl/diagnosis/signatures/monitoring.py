@@ -143,16 +143,16 @@ def _grafana_datasource_provisioning(evidence: Evidence) -> Diagnosis:
 # complaint means in a file someone edited, templated or downloaded by hand.
 _DASHBOARD_FILE = re.compile(r"file=\"?(?P<file>[^\" ]+\.json)\"?.*error=\"?(?P<error>.*?)\"?\s*$")
 _JSON_CAUSES = (
-    ("in string literal", "a line break or tab written raw inside a string (write it as \\n), as a template or "
-                          "an editor leaves it"),
+    ("in string literal", ("a line break or tab written raw inside a string (write it as \\n), as a template or "
+                          "an editor leaves it")),
     ("after object key:value pair", "a missing comma or a stray quote after a value"),
     ("after array element", "a missing comma between two elements of a list"),
-    ("looking for beginning of value", "something that is not JSON where a value should be (an HTML page saved "
-                                       "in place of the raw file starts with '<'; a trailing comma before } or ])"),
+    ("looking for beginning of value", ("something that is not JSON where a value should be (an HTML page saved "
+                                       "in place of the raw file starts with '<'; a trailing comma before } or ])")),
     ("EOF", "an empty or cut-off file (unexpected end of JSON input)"),
     ("end of JSON input", "an empty or cut-off file"),
-    ("cannot unmarshal", "a field of the wrong type (an export wrapped in another object, or a list where "
-                         "Grafana wants one dashboard)"),
+    ("cannot unmarshal", ("a field of the wrong type (an export wrapped in another object, or a list where "
+                         "Grafana wants one dashboard)")),
 )
 
 
