@@ -1,5 +1,7 @@
 """Ports, shared memory and the links between processes and nodes: a port already taken, /dev/shm
-too small for NCCL, Gloo/NCCL on the wrong interface, a Ray node without a GPU."""
+too small for NCCL, an NCCL system error of another cause (buffers the network cannot register, an
+NCCL_* variable set away from its default) or of none the log names, Gloo/NCCL on the wrong
+interface, a Ray node without a GPU."""
 
 from __future__ import annotations
 
@@ -78,13 +80,51 @@ def _shm_too_small(evidence: Evidence) -> Diagnosis:
         return found(evidence, Cause.shm_too_small,
                      f"/dev/shm has only {int(available) // (1024 * 1024)} MiB: Ray and NCCL need far more",
                      _SHM_FIX, severity=Severity.advisory, shm_bytes=int(available))
-    if "Bus error" in line:
-        return found(evidence, Cause.shm_too_small,
-                     "a process died with a bus error: in a container that is almost always /dev/shm running out",
-                     _SHM_FIX)
     return found(evidence, Cause.shm_too_small,
-                 "NCCL failed a system call (unhandled system error): in a container that is almost always "
-                 "/dev/shm too small for its buffers", _SHM_FIX)
+                 "a process died with a bus error: in a container that is almost always /dev/shm running out",
+                 _SHM_FIX)
+
+
+# NCCL states the variables it was given once NCCL_DEBUG=INFO is on: "NCCL_BUFFSIZE set by environment to N."
+_NCCL_SET = re.compile(r"\b(?P<name>NCCL_[A-Z0-9_]+) set by environment to (?P<value>[^\s.]+)")
+# NCCL's own words when the network (InfiniBand, RoCE, EFA) may not pin its buffers.
+_REGISTRATION = re.compile(r"NCCL WARN Call to ibv_reg_\w*mr\w* failed|NCCL WARN NET/\w+ Unable to register memory")
+_LOCKED = ("the locked-memory limit (`ulimit -l` must say unlimited where vLLM runs: under Compose add `ulimits: "
+           "{memlock: -1}` to the vllm service, natively raise memlock in /etc/security/limits.conf)")
+
+
+def _nccl_system_error(evidence: Evidence) -> Diagnosis:
+    """NCCL's "unhandled system error" names no call: a shared-memory segment, the network's pinned
+    buffers and a variable set away from its default all end in it. What the log shows decides."""
+    set_vars = {match["name"]: match["value"] for line in evidence.lines for match in _NCCL_SET.finditer(line)}
+    registration = _REGISTRATION.search(evidence.line) or any(_REGISTRATION.search(line) for line in evidence.lines)
+    if registration:
+        if "NCCL_BUFFSIZE" in set_vars:
+            size = set_vars["NCCL_BUFFSIZE"]
+            return found(evidence, Cause.nccl_system_error,
+                         f"the network could not register NCCL's buffers: NCCL_BUFFSIZE is set to {size}, above "
+                         "NCCL's default (4 MiB), and the pinned memory it needs is refused",
+                         Fix(f"remove NCCL_BUFFSIZE (set to {size}) from vllm.environment in stack.yaml and from the "
+                             "environment stackctl runs in, so NCCL uses its default value; if it still fails, raise "
+                             f"{_LOCKED}", key="vllm.environment", env="NCCL_BUFFSIZE"), buffsize=size)
+        return found(evidence, Cause.nccl_system_error,
+                     "the network (InfiniBand/RoCE) could not register NCCL's buffers: Cannot allocate memory is "
+                     "the locked-memory limit, or buffers larger than the default",
+                     Fix(f"raise {_LOCKED}; and leave NCCL_BUFFSIZE unset (its default value, 4 MiB) in "
+                         "vllm.environment, since a larger buffer needs more pinned memory",
+                         key="vllm.environment", env="NCCL_BUFFSIZE"))
+    named = [name for name in set_vars if name not in ("NCCL_DEBUG", "NCCL_DEBUG_SUBSYS")]
+    suspects = (f" This log shows {', '.join(f'{name}={set_vars[name]}' for name in named)} set: remove "
+                f"{'them' if len(named) > 1 else 'it'} to use the default value first." if named else "")
+    return found(evidence, Cause.nccl_system_error,
+                 "NCCL failed a system call (unhandled system error), and the log does not say which",
+                 Fix("set NCCL_DEBUG=INFO under vllm.environment in stack.yaml and start again: NCCL's `NCCL WARN` line "
+                     "then names the call. The usual ones: /dev/shm too small for its segments (\"Error while creating "
+                     "shared memory segment\": under Compose keep `ipc: host` or `shm_size: 16gb` on the vllm service); "
+                     "an NCCL_* variable set away from its default, such as NCCL_BUFFSIZE above 4 MiB (\"ibv_reg_mr "
+                     f"... Cannot allocate memory\": unset it to use the default value); {_LOCKED} for "
+                     f"InfiniBand.{suspects}", key="vllm.environment", env=named[0] if named else "NCCL_DEBUG"),
+                 **({"set": ", ".join(named)} if named else {}))
 
 
 def _socket_interface(evidence: Evidence) -> Diagnosis:
@@ -118,8 +158,10 @@ SIGNATURES: tuple[Signature, ...] = (
               r"|bind: Only one usage of each socket address", _port_in_use),
     signature(Cause.shm_too_small,
               r"creating shared memory segment|ncclShmOpen|\bBus error\b", _shm_too_small),
-    signature(Cause.shm_too_small, r"NCCL ?error.*unhandled system error|unhandled system error \(run ?with ?NCCL",
-              _shm_too_small, CONSEQUENCE),
+    # The network refusing to pin NCCL's buffers names its own cause; the bare system error does not.
+    signature(Cause.nccl_system_error, _REGISTRATION.pattern, _nccl_system_error),
+    signature(Cause.nccl_system_error, r"NCCL ?error.*unhandled system error|unhandled system error \(run ?with ?NCCL"
+              r"|NCCL_ERROR_SYSTEM_ERROR", _nccl_system_error, CONSEQUENCE),
     signature(Cause.shm_too_small, r"/dev/shm has only \d+ bytes available", _shm_too_small, ADVISORY),
     signature(Cause.socket_interface,
               r"Gloo connectFullMesh failed|NCCL WARN Bootstrap : no socket interface found", _socket_interface),

@@ -63,3 +63,20 @@ def test_a_404_is_a_metrics_path_on_an_exporter_and_a_base_url_on_a_client():
 def test_the_certbot_port_taken_is_the_one_the_log_names():
     busy_443 = diagnose_log(["Could not bind TCP port 443 because it is already in use by another process"])
     assert busy_443 is not None and busy_443.fix.key == "ports.https" and busy_443.values["port"] == 443
+
+
+def test_an_nccl_system_error_is_told_apart_by_what_the_log_shows():
+    bare = "RuntimeError: NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details)"
+    shm = "NCCL WARN Error while creating shared memory segment /dev/shm/nccl-xxxxx (size 7340384)"
+    buffsize = "host:1:2 [0] NCCL INFO NCCL_BUFFSIZE set by environment to 67108864."
+    registration = "host:1:2 [5] misc/ibvwrap.cc:183 NCCL WARN Call to ibv_reg_dmabuf_mr failed with error Cannot allocate memory"
+    assert diagnose_log([shm, bare]).cause is Cause.shm_too_small
+    unnamed = diagnose_log([bare])
+    assert unnamed.cause is Cause.nccl_system_error and unnamed.fix.env == "NCCL_DEBUG"
+    assert all(word in unnamed.fix.text for word in ("NCCL_DEBUG=INFO", "/dev/shm", "NCCL_BUFFSIZE", "memlock"))
+    # A variable the log shows set is named first; NCCL's own debug switch is not a suspect.
+    suspect = diagnose_log([buffsize, "host:1:2 [0] NCCL INFO NCCL_DEBUG set by environment to INFO.", bare])
+    assert suspect.fix.env == "NCCL_BUFFSIZE" and "NCCL_BUFFSIZE=67108864" in suspect.fix.text
+    pinned = diagnose_log([buffsize, registration, bare])
+    assert pinned.cause is Cause.nccl_system_error and pinned.fix.env == "NCCL_BUFFSIZE"
+    assert pinned.values["buffsize"] == "67108864" and "default value" in pinned.fix.text
