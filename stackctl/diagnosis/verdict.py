@@ -136,6 +136,8 @@ class Cause(str, Enum):
     lora_rank_too_large = "lora-rank-too-large"
     grafana_dashboard_json_invalid = "grafana-dashboard-json-invalid"
     nccl_system_error = "nccl-system-error"
+    # Wordings of newer releases
+    prometheus_scrape_content_type = "prometheus-scrape-content-type"
     # no signature knows it: the decisive error line and the remedy the log names (fallback.py)
     unrecognised = "unrecognised"
 

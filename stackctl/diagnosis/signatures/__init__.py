@@ -14,6 +14,7 @@ from stackctl.diagnosis.signatures import (
     monitoring,
     quantization,
     requests,
+    scrape,
     supervisor,
     web,
 )
@@ -33,6 +34,7 @@ SIGNATURES: tuple[Signature, ...] = (
     *connectivity.SIGNATURES,
     *web.SIGNATURES,
     *monitoring.SIGNATURES,
+    *scrape.SIGNATURES,
     *supervisor.SIGNATURES,
     *clients.SIGNATURES,
 )

@@ -122,6 +122,9 @@ BY_CLASS: dict[Cause, Expect] = {
     C.model_not_cached_offline: Expect("vllm.model_path", env="HF_HUB_OFFLINE", says=("huggingface-cli download",)),
     # Round 8's misses, each built from other reports of the same cause.
     C.grafana_dashboard_json_invalid: Expect(says=("not valid JSON", "python3 -m json.tool", "line and column")),
+    # Wordings of newer releases (Prometheus 3's strict scrape protocol).
+    C.prometheus_scrape_content_type: Expect("images.prometheus", severity=ADVISORY,
+                                             says=("curl -si", "fallback_scrape_protocol", "prom/prometheus:v2")),
     C.supervisor_port_taken: Expect(says=("supervisorctl -c", "supervisord.conf")),
 }
 # What single logs state beyond their class (the values read from them).
@@ -186,6 +189,8 @@ VALUES: dict[str, dict] = {
     "quantization_config_missing__vllm-issue-13612": {"method": "gptq"},
     "quantization_method_unknown__unsloth-issue-482": {"method": "bitsandbytes"},
     "model_not_cached_offline__vllm-issue-1432": {"model": "huggyllama/llama-7b"},
+    "prometheus_scrape_content_type__scaphandre-pr-417": {"target": "http://scaphandre:8080/metrics"},
+    "prometheus_scrape_content_type__pretix-issue-5133": {"content_type": "text/html; charset=utf-8"},
     "grafana_dashboard_json_invalid__vald-pr-1914": {"file": "/var/lib/grafana/dashboards-vald/02/vald-discoverer.json"},
     "service_flag_unknown__node-exporter-issue-2293": {"flag": "--collector.boottime"},
     "supervisor_not_running__supervisor-issue-232": {"url": "http://127.0.0.1:9001"},

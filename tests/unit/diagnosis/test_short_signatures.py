@@ -80,3 +80,12 @@ def test_an_nccl_system_error_is_told_apart_by_what_the_log_shows():
     pinned = diagnose_log([buffsize, registration, bare])
     assert pinned.cause is Cause.nccl_system_error and pinned.fix.env == "NCCL_BUFFSIZE"
     assert pinned.values["buffsize"] == "67108864" and "default value" in pinned.fix.text
+
+
+def test_a_refused_scrape_of_stackctls_own_job_names_that_exporters_image():
+    line = ('msg="Failed to determine correct type of scrape target." component="scrape manager" scrape_pool=gpu '
+            'target=http://127.0.0.1:9835/metrics content_type="" err="non-compliant scrape target sending blank '
+            'Content-Type and no fallback_scrape_protocol specified for target"')
+    diagnosis = diagnose_log([line], DiagnosisContext(service="prometheus", port_keys={9835: "ports.gpu_exporter"}))
+    assert diagnosis.cause is Cause.prometheus_scrape_content_type
+    assert diagnosis.fix.key == "images.gpu-exporter" and "ports.gpu_exporter" in diagnosis.fix.text
