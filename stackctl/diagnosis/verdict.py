@@ -138,6 +138,7 @@ class Cause(str, Enum):
     nccl_system_error = "nccl-system-error"
     # Wordings of newer releases
     prometheus_scrape_content_type = "prometheus-scrape-content-type"
+    grafana_preinstall_offline = "grafana-preinstall-offline"
     # no signature knows it: the decisive error line and the remedy the log names (fallback.py)
     unrecognised = "unrecognised"
 

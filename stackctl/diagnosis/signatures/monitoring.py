@@ -171,8 +171,24 @@ def _grafana_dashboard_json_invalid(evidence: Evidence) -> Diagnosis:
                  **({"file": path} if path else {}))
 
 
+# The apps Grafana 11.3 and later install by themselves from grafana.com at every start (its
+# `preinstall` default), unasked: stackctl's dashboard uses none of them.
+_DEFAULT_PREINSTALLED = ("grafana-lokiexplore-app", "grafana-pyroscope-app", "grafana-exploretraces-app",
+                         "grafana-metricsdrilldown-app")
+
+
 def _grafana_plugin_offline(evidence: Evidence) -> Diagnosis:
-    plugin = evidence.read(re.compile(r"api/plugins/(?:repo/)?(?P<plugin>[\w.-]+)")).get("plugin", "")
+    plugin = (evidence.read(re.compile(r"api/plugins/(?:repo/)?(?P<plugin>[\w.-]+)")).get("plugin")
+              or evidence.read(re.compile(r"pluginId=(?P<plugin>[\w.-]+)")).get("plugin", ""))
+    if "backgroundinstaller" in evidence.line and plugin in _DEFAULT_PREINSTALLED:
+        return found(evidence, Cause.grafana_preinstall_offline,
+                     f"Grafana could not download {plugin}, one of the apps Grafana 11.3 and later preinstall from "
+                     "grafana.com at every start: this host cannot reach grafana.com. Grafana keeps running; only its "
+                     "Drilldown pages stay empty",
+                     Fix("stackctl's dashboard needs none of these apps: set GF_PLUGINS_PREINSTALL_DISABLED=true in the "
+                         "grafana service's environment to stop the download attempts (with a proxy, give Grafana "
+                         "HTTPS_PROXY instead)", env="GF_PLUGINS_PREINSTALL_DISABLED"),
+                     severity=Severity.advisory, plugin=plugin)
     return found(evidence, Cause.grafana_plugin_offline,
                  f"Grafana could not download the plugin {plugin or '(name not in the log)'} from grafana.com: this "
                  "host has no route to it (or a proxy in between), and a plugin install that fails stops the container",
@@ -323,6 +339,10 @@ SIGNATURES: tuple[Signature, ...] = (
               r"(?:Failed to send request|Error: \S* ?Get \"?https://grafana\.(?:com|net)/api/plugins).*"
               r"(?:Client\.Timeout|i/o timeout|no such host|connection refused|server misbehaving"
               r"|Temporary failure in name resolution)", _grafana_plugin_offline),
+    # Grafana 11.3+'s background installer (GF_INSTALL_PLUGINS, and its own preinstalled apps).
+    signature(Cause.grafana_plugin_offline,
+              r"logger=plugin\.backgroundinstaller.*(?:msg=\"?Failed to install plugin|error=\"failed to install plugin)"
+              r"(?!.*(?:404|not found|not compatible))", _grafana_plugin_offline),
     signature(Cause.grafana_config_missing, r"Failed to parse \S*(?:grafana|defaults)\.ini\S*,? open \S+: no such file",
               _grafana_config_missing),
     # Before a service's own (Go) flag parser exits: node-exporter, the GPU exporter, Prometheus.
