@@ -89,3 +89,16 @@ def test_a_refused_scrape_of_stackctls_own_job_names_that_exporters_image():
     diagnosis = diagnose_log([line], DiagnosisContext(service="prometheus", port_keys={9835: "ports.gpu_exporter"}))
     assert diagnosis.cause is Cause.prometheus_scrape_content_type
     assert diagnosis.fix.key == "images.gpu-exporter" and "ports.gpu_exporter" in diagnosis.fix.text
+
+
+def test_grafanas_background_installer_tells_its_own_apps_from_a_plugin_asked_for():
+    grafana = DiagnosisContext(service="grafana")
+    asked = ('logger=plugin.backgroundinstaller level=error msg="Failed to install plugin" pluginId=grafana-clock-panel '
+             'version= error="Get \\"https://grafana.com/api/plugins/grafana-clock-panel/versions\\": dial tcp: lookup '
+             'grafana.com: no such host"')
+    own = asked.replace("grafana-clock-panel", "grafana-pyroscope-app")
+    missing = asked.replace('Get \\"https://grafana.com/api/plugins/grafana-clock-panel/versions\\": dial tcp: lookup '
+                            'grafana.com: no such host', "404: Plugin not found")
+    assert diagnose_log([asked], grafana).fix.env == "GF_INSTALL_PLUGINS"
+    assert diagnose_log([own], grafana).cause is Cause.grafana_preinstall_offline
+    assert diagnose_log([missing], grafana).cause is not Cause.grafana_plugin_offline
