@@ -139,6 +139,7 @@ class Cause(str, Enum):
     # Wordings of newer releases
     prometheus_scrape_content_type = "prometheus-scrape-content-type"
     grafana_preinstall_offline = "grafana-preinstall-offline"
+    gpu_device_rules_denied = "gpu-device-rules-denied"
     # no signature knows it: the decisive error line and the remedy the log names (fallback.py)
     unrecognised = "unrecognised"
 

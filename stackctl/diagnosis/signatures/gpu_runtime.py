@@ -1,6 +1,7 @@
 """The NVIDIA container runtime failing to hand the GPU to a container: driver libraries the image
 ships itself, a container started without the runtime (no nvidia-smi inside), the runtime's hook
-called directly where it must not be (Jetson's csv mode, CDI mode), and WSL without GPU support."""
+called directly where it must not be (Jetson's csv mode, CDI mode), device rules the runtime may not
+add to a cgroup v2 container (rootless Docker), and WSL without GPU support."""
 
 from __future__ import annotations
 
@@ -73,6 +74,19 @@ def _hook_direct(evidence: Evidence) -> Diagnosis:
                      "/etc/nvidia-container-runtime/config.toml; then `stackctl up`"), **({"mode": mode} if mode else {}))
 
 
+def _device_rules_denied(evidence: Evidence) -> Diagnosis:
+    # libnvidia-container edits the container's cgroup v2 eBPF device filter itself; a rootless daemon
+    # may never do that, and a hardened kernel (eBPF JIT blinding) does not let it read the program back.
+    return found(evidence, Cause.gpu_device_rules_denied,
+                 "the NVIDIA runtime could not add the GPU to the container's cgroup device rules (cgroup v2's eBPF "
+                 "device filter): Docker runs rootless, or the kernel does not let the toolkit change the filter",
+                 Fix("with rootless Docker, set `no-cgroups = true` in /etc/nvidia-container-runtime/config.toml "
+                     "(NVIDIA's rootless setup: `sudo nvidia-ctk config --set nvidia-container-cli.no-cgroups --in-place`); "
+                     "otherwise upgrade the NVIDIA Container Toolkit (current releases no longer edit the eBPF "
+                     "program) or hand the GPU over by CDI (`sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml`), "
+                     "then `sudo systemctl restart docker` and `stackctl up`"))
+
+
 def _wsl_no_gpu_adapter(evidence: Evidence) -> Diagnosis:
     return found(evidence, Cause.wsl_no_gpu_adapter,
                  "Docker runs under WSL, but WSL exposes no GPU adapter: no NVIDIA GPU reaches Linux there",
@@ -88,5 +102,6 @@ SIGNATURES: tuple[Signature, ...] = (
     signature(Cause.container_runtime_missing, r"exec: \\?\"nvidia-smi\\?\": executable file not found in \$PATH",
               _runtime_missing),
     signature(Cause.gpu_hook_direct, r"invoking the NVIDIA Container Runtime Hook directly", _hook_direct),
+    signature(Cause.gpu_device_rules_denied, r"nvidia-container-cli: mount error: failed to add device rules", _device_rules_denied),
     signature(Cause.wsl_no_gpu_adapter, r"WSL environment detected but no adapters were found", _wsl_no_gpu_adapter),
 )

@@ -125,6 +125,7 @@ BY_CLASS: dict[Cause, Expect] = {
     # Wordings of newer releases (Prometheus 3's strict scrape protocol).
     C.prometheus_scrape_content_type: Expect("images.prometheus", severity=ADVISORY,
                                              says=("curl -si", "fallback_scrape_protocol", "prom/prometheus:v2")),
+    C.gpu_device_rules_denied: Expect(says=("no-cgroups = true", "rootless", "cdi generate")),
     C.grafana_preinstall_offline: Expect(env="GF_PLUGINS_PREINSTALL_DISABLED", severity=ADVISORY,
                                          says=("GF_PLUGINS_PREINSTALL_DISABLED=true", "HTTPS_PROXY")),
     C.supervisor_port_taken: Expect(says=("supervisorctl -c", "supervisord.conf")),
