@@ -190,8 +190,9 @@ def _lora_rank_too_large(evidence: Evidence) -> Diagnosis:
                      f"a LoRA adapter of rank {rank} was loaded into a vLLM started with --max-lora-rank {limit} "
                      "(the default is 16)",
                      Fix(f"add --max-lora-rank {wanted} to {_EXTRA_ARGS} in stack.yaml (max_lora_rank must be at least "
-                         f"the largest adapter's rank, {rank}; vLLM accepts only {', '.join(map(str, _LORA_RANKS))}); "
-                         "a higher limit reserves more GPU memory, so ask for what the adapters need",
+                         f"the largest adapter's rank, {rank}; vLLM accepts only {', '.join(map(str, _LORA_RANKS))}, and "
+                         "older releases stop at 64: a higher rank needs a newer images.vllm); a higher limit reserves "
+                         "more GPU memory, so ask for what the adapters need",
                          key=_EXTRA_ARGS, flag="--max-lora-rank", value=str(wanted)), rank=rank, limit=limit)
     refused = int(values.get("refused") or values.get("literal") or 0)
     # The values this vLLM lists (older ones lack 1).
