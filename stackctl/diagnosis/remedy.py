@@ -48,6 +48,9 @@ _OFFER = re.compile(
     re.IGNORECASE,
 )
 _ECHOED_COMMAND = re.compile(r"^\s*usage: |exec command: \[|Command '\[|--load-kmods|^\s*\$ |^\s*\+ ")
+# A command a line says failed, echoed whole ("iptables failed: iptables --wait -I FORWARD ..."):
+# its flags are what was run, not a remedy.
+_FAILED_COMMAND = re.compile(r"\b(?P<program>[\w.-]+) failed: (?P=program) [^:]*")
 _FLAG = re.compile(r"(?<![\w-])(?P<name>--[a-z][a-z0-9]*(?:[-.][a-z0-9]+)+|--[a-z]{3,})(?:(?:=|\s+)(?P<value>\d[\w.]*|'[^']+'|\"[^\"]+\"))?")
 # An engine setting named in code form right after the verb that offers it: "Try increasing
 # `max_num_batched_tokens`" (not any quoted name on such a line: "When using `tool_choice`, `tools`
@@ -168,7 +171,7 @@ def _in_line(line: str) -> list[Remedy]:
             remedies.append(Remedy(RemedyKind.package, name))
     if not _OFFER.search(line):
         return remedies
-    for match in _FLAG.finditer(line):
+    for match in _FLAG.finditer(_FAILED_COMMAND.sub(" ", line)):
         remedies.append(Remedy(RemedyKind.flag, match["name"], _unquoted(match["value"])))
     if _SETTING_VERB.search(line):
         directives = {remedy.name for remedy in remedies if remedy.kind is RemedyKind.directive}

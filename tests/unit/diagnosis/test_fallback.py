@@ -101,6 +101,13 @@ def test_debug_variables_and_echoed_commands_are_not_remedies():
     assert named_remedies(["RuntimeError: NCCL error: unhandled cuda error (run with NCCL_DEBUG=INFO for details)"]) == []
     assert named_remedies(["usage: vllm serve [-h] [--max-model-len MAX_MODEL_LEN] [--enforce-eager]"]) == []
     assert named_remedies(["exec command: [/usr/bin/nvidia-container-cli --load-kmods configure --ldconfig=@x]"]) == []
+    # A command the line says failed, echoed whole: its flags were run, they are no remedy.
+    failed = ("failed to start daemon: unable to insert jump to DOCKER rule in FORWARD chain:  (iptables failed: "
+              "iptables --wait -I FORWARD -m set --match-set docker-ext-bridges-v4 dst -j DOCKER: Warning: Extension "
+              "set revision 0 not supported, missing kernel module?")
+    assert [remedy for remedy in named_remedies([failed]) if remedy.kind is RemedyKind.flag] == []
+    assert Remedy(RemedyKind.flag, "--max-model-len", "4096") in named_remedies(
+        ["ValueError: engine failed: the window does not fit; try --max-model-len 4096"])
 
 
 @pytest.mark.parametrize(("service", "lines", "evidence"), [
