@@ -29,12 +29,14 @@ held-out set of real failure logs collected from other public reports and never 
   being built, by a collector who saw neither the signatures nor that work; two reports the build
   also used, openclaw#21653 and ansible-supervisord#4, were dropped before measuring: 13/19 = 68.4%,
   own set then 788/788; its misses led to classes built by cause from other reports, kept under
-  tests/data/service_failures and tests/data/vllm_failures).
-- held-out: tests/data/heldout_failures, round 9: 28 logs from 28 other reports (mostly 2025-2026:
-  Prometheus 3, Grafana 11, Docker 28, newer toolkits and models), collected while round 8's
-  classes were being built, by a collector who saw neither the signatures nor that work (none of
-  its reports is used anywhere else under tests/data); measured once: 8/28 = 28.6% (own set then
-  825/825). Each file's
+  tests/data/service_failures and tests/data/vllm_failures) and tests/data/heldout_round9 (28 logs
+  from 28 other reports, mostly 2025-2026: Prometheus 3, Grafana 11, Docker 28, newer toolkits and
+  models, collected while round 8's classes were being built, by a collector who saw neither the
+  signatures nor that work: 8/28 = 28.6%, own set then 825/825; its misses led to classes built by
+  cause from other reports, kept under tests/data/service_failures and tests/data/vllm_failures).
+- held-out: tests/data/heldout_failures, the next round: logs from other reports, collected after
+  round 9 was built from; until one is collected the directory is empty and no held-out figure is
+  printed. Each file's
   `# fix:` header lists what a right fix names (`key=`, `flag=`, `env=`: that field of the fix;
   `text=`: words in the fix sentence); any one suffices. The class in the file name is only a
   label: a fix reached by another class, or by the fallback reading the remedy the log names,
