@@ -67,6 +67,10 @@ BY_CLASS: dict[Cause, Expect] = {
     C.grafana_data_permission: Expect("images.grafana", says=("472",)),
     C.grafana_datasource_provisioning: Expect(says=("isDefault",)),
     C.prometheus_config_invalid: Expect(says=("promtool check config", "prometheus.yml")),
+    C.prometheus_alertmanager_api_v1_removed: Expect(says=("api_version: v2", "alerting.alertmanagers"),
+                                                     values={"accepted": "v2"}),
+    C.prometheus_duplicate_job_name: Expect(says=("job_name unique", "stackctl up")),
+    C.prometheus_config_field_newer: Expect("images.prometheus", says=("or later",)),
     C.gpu_access_lost: Expect(says=("daemon-reload", "create-dev-char-symlinks", "stackctl down")),
     C.client_base_url: Expect("ports.proxy", says=("ANTHROPIC_BASE_URL", "stackctl connect")),
     C.tool_choice_without_tools: Expect(severity=ADVISORY, says=("tool_choice", "drop_params")),
@@ -165,6 +169,9 @@ VALUES: dict[str, dict] = {
     "grafana_data_permission__varken-issue-178": {"path": "/config/data"},
     "prometheus_config_invalid__kubecost-pr-410": {"line": 2, "fields": "clusterIDConfigmap"},
     "prometheus_config_invalid__prometheus-issue-1149": {"line": 359},
+    "prometheus_config_field_newer__prometheus-playground-issue-2": {"line": 4, "fields": "fallback_scrape_protocol"},
+    "prometheus_config_field_newer__prometheus-issue-2879": {"fields": "static_configs"},
+    "prometheus_duplicate_job_name__prometheus-operator-issue-3853": {"job": "default/testmonitor/0"},
     "nginx_duplicate_listen__engintron-issue-1499": {"address": "[::]:443"},
     "prometheus_tsdb_corrupt__prometheus-operator-issue-3634": {"block": "/prometheus/01ENRA5TM45DGMR9PG0NF5R3M6"},
     "no_gpu_device__nvidia-container-toolkit-issue-632": {"device": "2"},
@@ -252,3 +259,32 @@ def test_another_programs_error_loading_its_config_is_not_prometheus():
     assert said is None or said.cause is not C.prometheus_config_invalid
     diagnosis = diagnose_log(prometheus, DiagnosisContext(service="prometheus"))
     assert diagnosis is not None and diagnosis.cause is C.prometheus_config_invalid and diagnosis.values["line"] == 7
+
+
+
+def _prometheus(line: str):
+    diagnosis = diagnose_log([line], DiagnosisContext(service="prometheus"))
+    assert diagnosis is not None
+    return diagnosis
+
+
+def test_prometheus_config_refusals_are_told_apart_by_cause():
+    """Prometheus 3 refusing an Alertmanager v1 section, a duplicate job_name, and a field newer than
+    the running image each get their own fix; a field no release knows stays the generic correction."""
+    err = 'msg="Error loading config (--config.file=/etc/prometheus/prometheus.yml)" err="parsing YAML file p.yml: {}"'
+    alertmanager = _prometheus(err.format("expected Alertmanager api version to be one of [v2] but got v1"))
+    assert alertmanager.cause is C.prometheus_alertmanager_api_v1_removed
+    duplicate = _prometheus(err.format('found multiple scrape configs with job name \\"vllm\\"'))
+    assert duplicate.cause is C.prometheus_duplicate_job_name and duplicate.values["job"] == "vllm"
+    newer = _prometheus(err.format("yaml: unmarshal errors:\\n  line 9: field scrape_protocols not found in type "
+                                   "config.ScrapeConfig"))
+    assert newer.cause is C.prometheus_config_field_newer and "Prometheus 2.49 or later" in newer.fix.text
+    typo = _prometheus(err.format("yaml: unmarshal errors:\\n  line 3: field scrape_intervall not found in type "
+                                  "config.plain"))
+    assert typo.cause is C.prometheus_config_invalid and typo.fix.text.startswith("correct prometheus.yml at line 3")
+
+
+def test_prometheus_1x_unknown_fields_wording_names_the_moved_field():
+    old = _prometheus('level=error msg="Error loading config: couldn\'t load configuration (-config.file=/etc/prometheus/'
+                      'prometheus.yml): unknown fields in scrape_config: target_groups"')
+    assert old.cause is C.prometheus_config_invalid and "`target_groups` is now static_configs" in old.fix.text
