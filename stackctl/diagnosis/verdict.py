@@ -66,6 +66,7 @@ class Cause(str, Enum):
     docker_permission = "docker-permission"
     docker_not_running = "docker-not-running"
     docker_disk_full = "docker-disk-full"
+    docker_kernel_module_missing = "docker-kernel-module-missing"
     mount_propagation = "mount-propagation"
     gpu_access_lost = "gpu-access-lost"
     image_pull_rate_limit = "image-pull-rate-limit"
@@ -143,6 +144,8 @@ class Cause(str, Enum):
     prometheus_scrape_content_type = "prometheus-scrape-content-type"
     grafana_preinstall_offline = "grafana-preinstall-offline"
     gpu_device_rules_denied = "gpu-device-rules-denied"
+    nvidia_cdi_hook_missing = "nvidia-cdi-hook-missing"
+    nvidia_toolkit_imex_channel = "nvidia-toolkit-imex-channel"
     # no signature knows it: the decisive error line and the remedy the log names (fallback.py)
     unrecognised = "unrecognised"
 

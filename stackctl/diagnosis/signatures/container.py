@@ -1,7 +1,7 @@
 """A container that cannot start, in Docker's and the NVIDIA container runtime's words: the image's
 CUDA newer than the driver, no NVIDIA runtime or CDI spec, no driver loaded on the host, a driver
 upgraded under a running kernel module, an image for another CPU, an image that cannot be pulled
-(or not now: Docker Hub's rate limit), Docker itself out of reach or out of disk, a bind mount that
+(or not now: Docker Hub's rate limit), Docker itself out of reach or out of disk or without the kernel modules its bridge needs, a bind mount that
 needs shared propagation, a Compose too old for GPU reservations, a GPU index the host lacks, and a
 toolkit too old for cgroup v2."""
 
@@ -169,6 +169,40 @@ def _docker_disk_full(evidence: Evidence) -> Diagnosis:
                      "the NGC vLLM image needs about 20 GB"))
 
 
+# Docker 28 builds its bridge rules on ipsets: the kernel needs ip_set, ip_set_hash_net and xt_set
+# (netfilter_xt_set), which custom and board kernels (Jetson L4T, some ARM boards) often lack.
+_IPSET_MODULES = ("ip_set", "ip_set_hash_net", "xt_set")
+_NAMED_MODULES = re.compile(r"Module (?P<module>\w+) not found|kernel modules (?P<required>[\w, ]+?) are required")
+
+
+def _modules_named(evidence: Evidence) -> list[str]:
+    named = evidence.all_found(_NAMED_MODULES, "module")
+    for listed in evidence.all_found(_NAMED_MODULES, "required"):
+        named += [part.strip() for part in re.split(r",|\band\b", listed) if part.strip()]
+    # The iptables extension `set` and a bare EINVAL creating the bridge are Docker 28's ipsets.
+    modules = [module.replace("netfilter_xt_set", "xt_set") for module in named] or list(_IPSET_MODULES)
+    return list(dict.fromkeys(modules))
+
+
+def _docker_kernel_module_missing(evidence: Evidence) -> Diagnosis:
+    modules = _modules_named(evidence)
+    ipsets = set(modules) & set(_IPSET_MODULES)
+    docker_28 = (" Docker 28 needs them for its bridge; on a kernel that cannot have them (a board vendor's kernel), "
+                 "stay on Docker 27.5.1 until it does. Docker's `--iptables=false` also starts, but leaves the "
+                 "containers' networking to you") if ipsets else ""
+    config = "CONFIG_IP_SET, CONFIG_IP_SET_HASH_NET and CONFIG_NETFILTER_XT_SET" if ipsets else "the module"
+    return found(evidence, Cause.docker_kernel_module_missing,
+                 f"Docker cannot set up its bridge network: the kernel lacks the module{'s' if len(modules) > 1 else ''} "
+                 f"{', '.join(modules)}, so the daemon does not start",
+                 Fix(f"load the kernel module{'s' if len(modules) > 1 else ''} (`sudo modprobe {' '.join(modules)}`), "
+                     f"keep {'them' if len(modules) > 1 else 'it'} loaded at boot (list {'them' if len(modules) > 1 else 'it'} "
+                     "in /etc/modules-load.d/docker.conf), then `sudo systemctl restart docker` and `stackctl up`; "
+                     "`modprobe` saying \"not found\" means the running kernel was built without "
+                     f"{'them' if len(modules) > 1 else 'it'} (use a distribution kernel, or one built with "
+                     f"{config}).{docker_28}"),
+                 modules=", ".join(modules))
+
+
 def _mount_propagation(evidence: Evidence) -> Diagnosis:
     path = evidence.read(re.compile(r"path (?P<path>/\S*) is mounted on")).get("path", "/")
     return found(evidence, Cause.mount_propagation,
@@ -246,6 +280,9 @@ SIGNATURES: tuple[Signature, ...] = (
               _docker_not_running),
     signature(Cause.docker_disk_full, r"failed to register layer.*no space left on device|write /var/lib/docker/\S+: "
               r"no space left|ApplyLayer exit status 1.*no space left", _docker_disk_full),
+    signature(Cause.docker_kernel_module_missing,
+              r"failed to register \"bridge\" driver: (?:.*(?:missing kernel module|modprobe: FATAL: Module \w+ not "
+              r"found|kernel modules .* are required)|invalid argument\s*$)", _docker_kernel_module_missing),
     signature(Cause.mount_propagation, r"is mounted on /?\S* ?but it is not a (?:shared|shared or slave) mount",
               _mount_propagation),
     signature(Cause.gpu_access_lost, r"Failed to initialize NVML: Unknown Error", _gpu_access_lost),

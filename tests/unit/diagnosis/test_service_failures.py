@@ -67,6 +67,9 @@ BY_CLASS: dict[Cause, Expect] = {
     C.grafana_data_permission: Expect("images.grafana", says=("472",)),
     C.grafana_datasource_provisioning: Expect(says=("isDefault",)),
     C.prometheus_config_invalid: Expect(says=("promtool check config", "prometheus.yml")),
+    C.docker_kernel_module_missing: Expect(says=("sudo modprobe", "modules-load.d")),
+    C.nvidia_cdi_hook_missing: Expect(says=("nvidia-cdi-hook", "nvidia-ctk cdi generate")),
+    C.nvidia_toolkit_imex_channel: Expect(says=("1.17.3 or later", "1.16.2")),
     C.prometheus_alertmanager_api_v1_removed: Expect(says=("api_version: v2", "alerting.alertmanagers"),
                                                      values={"accepted": "v2"}),
     C.prometheus_duplicate_job_name: Expect(says=("job_name unique", "stackctl up")),
@@ -172,6 +175,8 @@ VALUES: dict[str, dict] = {
     "prometheus_config_field_newer__prometheus-playground-issue-2": {"line": 4, "fields": "fallback_scrape_protocol"},
     "prometheus_config_field_newer__prometheus-issue-2879": {"fields": "static_configs"},
     "prometheus_duplicate_job_name__prometheus-operator-issue-3853": {"job": "default/testmonitor/0"},
+    "docker_kernel_module_missing__moby-pr-49524": {"modules": "ip_set, ip_set_hash_net, xt_set"},
+    "docker_kernel_module_missing__docker-wps-office-issue-8": {"modules": "ip_tables"},
     "nginx_duplicate_listen__engintron-issue-1499": {"address": "[::]:443"},
     "prometheus_tsdb_corrupt__prometheus-operator-issue-3634": {"block": "/prometheus/01ENRA5TM45DGMR9PG0NF5R3M6"},
     "no_gpu_device__nvidia-container-toolkit-issue-632": {"device": "2"},
@@ -288,3 +293,17 @@ def test_prometheus_1x_unknown_fields_wording_names_the_moved_field():
     old = _prometheus('level=error msg="Error loading config: couldn\'t load configuration (-config.file=/etc/prometheus/'
                       'prometheus.yml): unknown fields in scrape_config: target_groups"')
     assert old.cause is C.prometheus_config_invalid and "`target_groups` is now static_configs" in old.fix.text
+
+
+def test_docker_28s_bridge_without_ipset_modules_names_them_and_docker_27():
+    """Docker 28's bare EINVAL creating its bridge and iptables' missing `set` extension are the ipset
+    modules; a module modprobe could not find is named as the log names it."""
+    prefix = 'failed to start daemon: Error initializing network controller: error obtaining controller instance: '
+    bare = [prefix + 'failed to register "bridge" driver: invalid argument']
+    diagnosis = diagnose_log(bare, DiagnosisContext(service="docker"))
+    assert diagnosis is not None and diagnosis.cause is C.docker_kernel_module_missing
+    assert "modprobe ip_set ip_set_hash_net xt_set" in diagnosis.fix.text and "27.5.1" in diagnosis.fix.text
+    # Another bridge failure (an address pool, say) is not a missing module.
+    other = [prefix + 'failed to register "bridge" driver: failed to create bridge: address already in use']
+    said = diagnose_log(other, DiagnosisContext(service="docker"))
+    assert said is None or said.cause is not C.docker_kernel_module_missing
