@@ -1,7 +1,9 @@
 """The NVIDIA container runtime failing to hand the GPU to a container: driver libraries the image
 ships itself, a container started without the runtime (no nvidia-smi inside), the runtime's hook
 called directly where it must not be (Jetson's csv mode, CDI mode), device rules the runtime may not
-add to a cgroup v2 container (rootless Docker), and WSL without GPU support."""
+add to a cgroup v2 container (rootless Docker), a CDI spec whose hook binary is not installed
+(nvidia-cdi-hook, a separate binary since toolkit 1.16), toolkit 1.17.0's IMEX default refusing
+legacy images, and WSL without GPU support."""
 
 from __future__ import annotations
 
@@ -87,6 +89,34 @@ def _device_rules_denied(evidence: Evidence) -> Diagnosis:
                      "then `sudo systemctl restart docker` and `stackctl up`"))
 
 
+_HOOK_PATH = re.compile(r"fork/exec (?P<path>/\S*nvidia-cdi-hook)")
+
+
+def _nvidia_cdi_hook_missing(evidence: Evidence) -> Diagnosis:
+    """The CDI spec (written by `nvidia-ctk cdi generate`) names nvidia-cdi-hook as the hook to run;
+    since toolkit 1.16 that is its own binary, which a partial install or an older package lacks."""
+    path = evidence.read(_HOOK_PATH).get("path", "/usr/bin/nvidia-cdi-hook")
+    return found(evidence, Cause.nvidia_cdi_hook_missing,
+                 f"the GPU's CDI spec runs the hook {path}, which is not installed: the container does not start",
+                 Fix("install nvidia-cdi-hook: reinstall nvidia-container-toolkit 1.16 or later from NVIDIA's "
+                     "repository (`sudo apt install --reinstall nvidia-container-toolkit nvidia-container-toolkit-base`; "
+                     f"a distribution package must ship the nvidia-cdi-hook binary at {path}), then regenerate the spec "
+                     "so its hooks point at it (`sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml`), "
+                     "`sudo systemctl restart docker` and `stackctl up`"), path=path)
+
+
+def _nvidia_toolkit_imex_channel(evidence: Evidence) -> Diagnosis:
+    """Toolkit 1.17.0-1.17.2 read a missing NVIDIA_IMEX_CHANNELS as `all` for legacy images (CUDA_VERSION
+    set, NVIDIA_REQUIRE_CUDA not), which nvidia-container-cli cannot parse; 1.17.3 fixed it."""
+    return found(evidence, Cause.nvidia_toolkit_imex_channel,
+                 "the NVIDIA Container Toolkit (1.17.0 to 1.17.2) asks for IMEX channel `all` for an image it treats "
+                 "as legacy, and its own nvidia-container-cli refuses that: the container does not start",
+                 Fix("upgrade the NVIDIA Container Toolkit to 1.17.3 or later (`sudo apt install "
+                     "nvidia-container-toolkit`; `nvidia-ctk --version` shows the version), or pin nvidia-container-toolkit "
+                     "1.16.2 until you can; then `sudo systemctl restart docker` and `stackctl up`. An image that sets "
+                     "NVIDIA_REQUIRE_CUDA (every nvidia/cuda and NGC image) is not treated as legacy"))
+
+
 def _wsl_no_gpu_adapter(evidence: Evidence) -> Diagnosis:
     return found(evidence, Cause.wsl_no_gpu_adapter,
                  "Docker runs under WSL, but WSL exposes no GPU adapter: no NVIDIA GPU reaches Linux there",
@@ -103,5 +133,9 @@ SIGNATURES: tuple[Signature, ...] = (
               _runtime_missing),
     signature(Cause.gpu_hook_direct, r"invoking the NVIDIA Container Runtime Hook directly", _hook_direct),
     signature(Cause.gpu_device_rules_denied, r"nvidia-container-cli: mount error: failed to add device rules", _device_rules_denied),
+    signature(Cause.nvidia_cdi_hook_missing, r"fork/exec \S*nvidia-cdi-hook: no such file or directory",
+              _nvidia_cdi_hook_missing),
+    signature(Cause.nvidia_toolkit_imex_channel, r"error parsing IMEX info: unsupported IMEX channel value",
+              _nvidia_toolkit_imex_channel),
     signature(Cause.wsl_no_gpu_adapter, r"WSL environment detected but no adapters were found", _wsl_no_gpu_adapter),
 )
