@@ -1,8 +1,6 @@
 """Prometheus, Grafana, node-exporter and the GPU exporter: a data directory the process may not
 write (Grafana's plugins included), a TSDB another Prometheus holds or a block left half-written,
-scrapes that run past their timeout, a configuration file Prometheus cannot parse or may not read
-(Prometheus 3's refusals told apart: an Alertmanager v1 section, a duplicate job_name, a field newer
-than the image),
+scrapes that run past their timeout (Prometheus's configuration file: prometheus_config.py),
 a provisioning file Grafana refuses, a provisioned dashboard file that is not valid JSON, plugins Grafana cannot download, a Prometheus datasource
 Grafana cannot reach, an admin password Grafana ignores once its database exists, mounts
 node-exporter may not stat, profiling fields DCGM cannot watch on this GPU, a grafana.ini missing from
@@ -37,112 +35,6 @@ def _prometheus_storage_locked(evidence: Evidence) -> Diagnosis:
                  Fix("stop the other Prometheus using the same data directory (`stackctl status`; an older stack or a "
                      "system prometheus.service: `sudo systemctl stop prometheus`), and keep the data on a local "
                      "disk, not NFS; then `stackctl up`"))
-
-
-# Prometheus's words for a configuration file it cannot read: the line and the fields it names.
-_CONFIG_LINE = re.compile(r"\bline (?P<line>\d+): (?P<problem>[^\\\"]+)")
-# Prometheus 2+ ("field X not found in type config.plain") and 1.x ("unknown fields in scrape_config: X").
-_UNKNOWN_FIELD = re.compile(r"field (?P<field>\w+) not found in type|unknown fields in \w+: (?P<old>\w+)")
-# Fields older Prometheus releases took, with where they live now.
-_MOVED_FIELDS = {"labels": "global.external_labels (or labels under a static_configs entry)",
-                 "target_groups": "static_configs", "bearer_token": "authorization.credentials"}
-# Fields newer than some Prometheus still in use, with the release that added them: a file written
-# for that release fails on an older images.prometheus.
-_NEWER_FIELDS = {"fallback_scrape_protocol": "3.0", "scrape_protocols": "2.49", "static_configs": "0.14"}
-# Prometheus 3 removed the Alertmanager v1 API (Alertmanager 0.27 no longer serves it).
-_ALERTMANAGER_VERSION = re.compile(r"expected Alertmanager api version to be one of \[(?P<accepted>[\w, ]+)\] "
-                                   r"but got (?P<got>\w+)", re.IGNORECASE)
-# Every job_name must be unique across scrape_configs (older wording: "configured with the same job name").
-_DUPLICATE_JOB = re.compile(r"found multiple scrape configs (?:configured with the same job name|with job name)"
-                            r":? \\?\"(?P<job>[^\"\\]+)")
-_CONFIG_RENDERED = ("stackctl renders it from stack.yaml (rendered/prometheus/prometheus.yml; `stackctl up` renders it "
-                    "afresh), so an edit or a file added there must pass `promtool check config FILE` first")
-
-
-def _unknown_fields(evidence: Evidence) -> list[str]:
-    return evidence.all_found(_UNKNOWN_FIELD, "field") or evidence.all_found(_UNKNOWN_FIELD, "old")
-
-
-def _prometheus_alertmanager_api_v1_removed(evidence: Evidence) -> Diagnosis:
-    """Prometheus 3 speaks only the Alertmanager API v2: a prometheus.yml written for 2.x with
-    `api_version: v1` stops it at start (the docker awesome-compose example shipped one)."""
-    said = evidence.read(_ALERTMANAGER_VERSION)
-    accepted = said.get("accepted", "v2").split(",")[0].strip()
-    return found(evidence, Cause.prometheus_alertmanager_api_v1_removed,
-                 f"Prometheus refuses prometheus.yml: its alerting section asks for the Alertmanager API "
-                 f"{said.get('got', 'v1')}, which this Prometheus no longer speaks (only {accepted}), so it does not "
-                 "start",
-                 Fix(f"set `api_version: {accepted}` under alerting.alertmanagers in prometheus.yml (Alertmanager API "
-                     f"version {accepted}: Alertmanager 0.16 and later serve it, 0.27 dropped v1); {_CONFIG_RENDERED}. "
-                     "Pinning images.prometheus to a Prometheus 2 image (prom/prometheus:v2.55.1) also starts, "
-                     "but only until the Alertmanager is upgraded"), accepted=accepted)
-
-
-def _prometheus_duplicate_job_name(evidence: Evidence) -> Diagnosis:
-    job = evidence.read(_DUPLICATE_JOB).get("job", "")
-    named = f" '{job}'" if job else ""
-    return found(evidence, Cause.prometheus_duplicate_job_name,
-                 f"Prometheus refuses prometheus.yml: two scrape configs share the job name{named}, so it does not "
-                 "start",
-                 Fix(f"make every job_name unique: prometheus.yml has multiple scrape configs with job name{named} "
-                     "(a duplicate job_name: often a job added by hand beside one stackctl already renders, or a "
-                     "file merged in twice); remove or rename one, or regenerate prometheus.yml from stack.yaml with "
-                     "`stackctl up` (rendered/prometheus/prometheus.yml), which drops hand edits; a file kept edited "
-                     "must pass `promtool check config FILE` first"), **({"job": job} if job else {}))
-
-
-def _release(version: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in version.split("."))
-
-
-def _prometheus_config_field_newer(evidence: Evidence) -> Diagnosis:
-    """A field the running Prometheus does not know but a later release added: the file was written
-    for a newer Prometheus than images.prometheus (a `:latest` that resolved to an old tag, a pin)."""
-    newer = [name for name in _unknown_fields(evidence) if name in _NEWER_FIELDS]
-    since = max((_NEWER_FIELDS[name] for name in newer), key=_release, default="3.0")
-    names = ", ".join(f"`{name}`" for name in newer)
-    line = evidence.read(_CONFIG_LINE).get("line")
-    return found(evidence, Cause.prometheus_config_field_newer,
-                 f"Prometheus does not know {names} in prometheus.yml, which Prometheus {since} added: the image is "
-                 "older than the file, so it does not start",
-                 Fix(f"run Prometheus {since} or later: set images.prometheus to one (stackctl's default is "
-                     f"prom/prometheus:v3.5.0; a `:latest` tag may resolve to an older release), or drop {names} from "
-                     f"prometheus.yml; {_CONFIG_RENDERED}", key="images.prometheus"),
-                 fields=", ".join(newer), **({"line": int(line)} if line else {}))
-
-
-def _prometheus_config_invalid(evidence: Evidence) -> Diagnosis:
-    where = evidence.read(_CONFIG_LINE)
-    fields = _unknown_fields(evidence)
-    line = where.get("line")
-    at = f" (line {line}: {where['problem'].strip()})" if line else ""
-    moved = "; ".join(f"`{name}` is now {_MOVED_FIELDS[name]}: rename {name}" for name in fields
-                      if name in _MOVED_FIELDS)
-    return found(evidence, Cause.prometheus_config_invalid,
-                 f"Prometheus cannot parse its configuration file prometheus.yml{at}, so it does not start",
-                 Fix(f"correct prometheus.yml{f' at line {line}' if line else ''}"
-                     f"{' (' + moved + ')' if moved else ''}: {_CONFIG_RENDERED} (indentation: spaces, not tabs; "
-                     "a field name this Prometheus knows)"),
-                 **({"line": int(line)} if line else {}), **({"fields": ", ".join(fields)} if fields else {}))
-
-
-_CONFIG_FILE = re.compile(r"open (?P<path>/[\w./-]+): (?:permission denied|operation not permitted)")
-
-
-def _prometheus_config_permission(evidence: Evidence) -> Diagnosis:
-    """The file is there but Prometheus may not open it: its ownership or mode, or an SELinux label
-    on the bind mount; told apart from a file it cannot parse by the open() error it names."""
-    path = evidence.read(_CONFIG_FILE).get("path", "")
-    return found(evidence, Cause.prometheus_config_permission,
-                 f"Prometheus may not read its configuration file {path or 'prometheus.yml'} (permission denied), so it "
-                 "does not start; the file itself may be fine",
-                 Fix("make the file readable by the user Prometheus runs as: the prom/prometheus image runs as nobody "
-                     "(uid 65534), and stackctl bind-mounts rendered/prometheus/prometheus.yml read-only, so the file "
-                     "and its directories must be readable by others (`chmod a+r` the file, `chmod a+rx` the "
-                     "directories; a umask of 077 when stackctl rendered it makes them owner-only), or owned by 65534; "
-                     "on an SELinux host (Fedora, RHEL) label the mount for containers (`chcon -Rt container_file_t "
-                     "DIR`). Running the container with `user: root` also works but is not needed; then `stackctl up`"),
-                 **({"path": path} if path else {}))
 
 
 def _grafana_admin_password_ignored(evidence: Evidence) -> Diagnosis:
@@ -370,6 +262,37 @@ def _gpu_exporter_profiling_unsupported(evidence: Evidence) -> Diagnosis:
                      "it back", key="images.gpu-exporter"))
 
 
+def _gpu_exporter_needs_sys_admin(evidence: Evidence) -> Diagnosis:
+    """dcgm-exporter 3.3.8-3.6.0 and later watch profiling fields through an embedded DCGM host
+    engine, which must run with CAP_SYS_ADMIN; without it the exporter stops at start."""
+    return found(evidence, Cause.gpu_exporter_needs_sys_admin,
+                 "dcgm-exporter's embedded DCGM host engine runs without CAP_SYS_ADMIN, which it needs to watch the "
+                 "profiling fields, so the exporter stops",
+                 Fix("give the gpu-exporter container the SYS_ADMIN capability (Compose: `cap_add: [SYS_ADMIN]` on the "
+                     "service; `docker run --cap-add=SYS_ADMIN`), or run dcgm-exporter without profiling fields (`-f "
+                     "/etc/dcgm-exporter/default-counters.csv`); stackctl's default GPU exporter (nvidia_gpu_exporter) "
+                     "needs neither: remove images.gpu-exporter to get it back", key="images.gpu-exporter"))
+
+
+_ANGULAR_PLUGIN = re.compile(r"using Angular, which has been disabled.*pluginId=(?P<plugin>[\w.-]+)")
+
+
+def _grafana_angular_plugin_disabled(evidence: Evidence) -> Diagnosis:
+    """Grafana 11 turns Angular support off by default and Grafana 12 removes it: an Angular plugin
+    (or one its detector takes for Angular) is not loaded; Grafana itself keeps running."""
+    plugins = evidence.all_found(_ANGULAR_PLUGIN, "plugin")
+    named = ", ".join(plugins) or "a plugin"
+    return found(evidence, Cause.grafana_angular_plugin_disabled,
+                 f"Grafana refuses {named}: {'they use' if len(plugins) > 1 else 'it uses'} Angular, which Grafana 11 disables and Grafana 12 removes, so its "
+                 "panels do not render. Grafana keeps running; stackctl's own dashboard needs no Angular plugin",
+                 Fix(f"replace {named} with a React plugin or a built-in panel (the plugin's page on grafana.com names "
+                     "its successor; e.g. State timeline for the discrete panel) or a newer release of it; on Grafana 11 "
+                     "only, GF_SECURITY_ANGULAR_SUPPORT_ENABLED=true in the grafana service's environment "
+                     "(angular_support_enabled) loads it again until Grafana 12, or remove the plugin "
+                     "(GF_INSTALL_PLUGINS, an images.grafana that bundles it)", env="GF_SECURITY_ANGULAR_SUPPORT_ENABLED"),
+                 severity=Severity.advisory, **({"plugins": ", ".join(plugins)} if plugins else {}))
+
+
 SIGNATURES: tuple[Signature, ...] = (
     signature(Cause.prometheus_storage_permission,
               r"Error opening query log file|queries\.active: permission denied|Opening storage failed.*permission denied|lock DB directory: "
@@ -385,23 +308,6 @@ SIGNATURES: tuple[Signature, ...] = (
               r"|Permission denied\. Make sure you have write access to plugindir|Failed to create plugin dir: \S+, "
               r"error: mkdir \S+: permission denied",
               _grafana_data_permission),
-    # Before the parse error below, which matches the same line: an open() refused is no bad YAML.
-    signature(Cause.prometheus_config_permission,
-              r"(?:couldn't load configuration|Error loading config) \(-?-config\.file.*: (?:permission denied"
-              r"|operation not permitted)", _prometheus_config_permission),
-    # Before the generic parse error below, which matches the same lines: refusals told apart by cause.
-    signature(Cause.prometheus_alertmanager_api_v1_removed, r"expected Alertmanager api version to be one of",
-              _prometheus_alertmanager_api_v1_removed),
-    signature(Cause.prometheus_duplicate_job_name, r"found multiple scrape configs (?:configured with the same job "
-              r"name|with job name)", _prometheus_duplicate_job_name),
-    signature(Cause.prometheus_config_field_newer,
-              rf"field (?:{'|'.join(_NEWER_FIELDS)}) not found in type|unknown fields in \w+: (?:{'|'.join(_NEWER_FIELDS)})\b",
-              _prometheus_config_field_newer),
-    signature(Cause.prometheus_config_invalid,
-              # Prometheus's own words, with its flag: a bare "Error loading config" is any program's
-              # (Codex's config.toml says it too).
-              r"parsing YAML file \S+: |(?:couldn't load configuration|Error loading config) \(-?-config\.file",
-              _prometheus_config_invalid),
     signature(Cause.grafana_datasource_provisioning, r"Datasource provisioning error", _grafana_datasource_provisioning),
     # Every Grafana since 5 (logfmt and JSON logs alike): the file provider's loader and the decoder's error.
     signature(Cause.grafana_dashboard_json_invalid,
@@ -439,4 +345,7 @@ SIGNATURES: tuple[Signature, ...] = (
     # node-exporter's filesystem collector (0.15's "for PATH" and 1.x's rootfs= wordings).
     signature(Cause.node_exporter_statfs_denied,
               r"Error on statfs\(\) system call.*permission denied", _node_exporter_statfs_denied, ADVISORY),
+    signature(Cause.gpu_exporter_needs_sys_admin, r"host engine is running as non-root", _gpu_exporter_needs_sys_admin),
+    signature(Cause.grafana_angular_plugin_disabled, r"Refusing to initialize plugin because it's using Angular",
+              _grafana_angular_plugin_disabled, ADVISORY),
 )

@@ -175,6 +175,20 @@ def _certbot_port_80_busy(evidence: Evidence) -> Diagnosis:
                  port=int(port))
 
 
+def _certbot_nginx_plugin_missing(evidence: Evidence) -> Diagnosis:
+    """`certbot --nginx` (or a renewal of a certificate first issued with it) needs the nginx plugin,
+    a separate package; stackctl itself issues through nginx's webroot and needs no plugin."""
+    return found(evidence, Cause.certbot_nginx_plugin_missing,
+                 "certbot was asked for its nginx plugin (--nginx, or a certificate first issued with it), which is "
+                 "not installed",
+                 Fix("install the nginx plugin beside certbot: `sudo apt install python3-certbot-nginx` (Debian and "
+                     "Ubuntu; old releases name it python-certbot-nginx, some only in backports), `sudo dnf install "
+                     "python3-certbot-nginx`, or certbot's snap, which ships it. stackctl needs no plugin: `stackctl "
+                     "tls issue` uses the webroot nginx serves; for a certificate first issued with --nginx set "
+                     "`authenticator = webroot` and `webroot_path` in /etc/letsencrypt/renewal/NAME.conf so renewals "
+                     "need none either"))
+
+
 SIGNATURES: tuple[Signature, ...] = (
     signature(Cause.nginx_certificate_missing,
               r"cannot load certificate(?: key)? \"|BIO_new_file\(\"\S+\"\) failed", _nginx_certificate_missing),
@@ -209,4 +223,6 @@ SIGNATURES: tuple[Signature, ...] = (
               r"Problem binding to port 80|At least one of the required ports is already taken"
               r"|Could not bind TCP port (?:80|443) because it is already in use|^Port (?:80|443) is already in use by "
               r"another process", _certbot_port_80_busy),
+    signature(Cause.certbot_nginx_plugin_missing, r"The requested nginx plugin does not appear to be installed",
+              _certbot_nginx_plugin_missing),
 )
