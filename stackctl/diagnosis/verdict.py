@@ -76,6 +76,8 @@ class Cause(str, Enum):
     # single requests to a running vLLM
     request_context_overflow = "request-context-overflow"
     system_message_position = "system-message-position"
+    system_role_unsupported = "system-role-unsupported"
+    client_anthropic_beta_header_rejected = "client-anthropic-beta-header-rejected"
     tool_parser_failure = "tool-parser-failure"
     chat_template_missing = "chat-template-missing"
     tool_choice_without_tools = "tool-choice-without-tools"

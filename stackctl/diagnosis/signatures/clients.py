@@ -3,8 +3,8 @@ route (404; Continue's missing /v1), nothing listening (connection refused; Code
 request for url"; the OpenAI SDK's "Connection error.") or no scheme at all, a context window the
 client sets below the agent's minimum (OpenClaw's contextWindow), an exporter asked off /metrics,
 Codex on the Chat Completions wire where only the Responses API is left, LiteLLM without a provider
-prefix or without the model a client asks for (Claude Code's haiku), and a thinking budget not
-below max_tokens."""
+prefix or without the model a client asks for (Claude Code's haiku), a thinking budget not
+below max_tokens, and a gateway refusing the anthropic-beta values Claude Code sends."""
 
 from __future__ import annotations
 
@@ -165,6 +165,25 @@ def _thinking_budget(evidence: Evidence) -> Diagnosis:
                      env="MAX_THINKING_TOKENS"), severity=Severity.advisory)
 
 
+_BETAS = re.compile(r"Unexpected value\(s\) (?P<betas>`[^`]+`(?:, `[^`]+`)*) for the `anthropic-beta` header")
+
+
+def _client_anthropic_beta_header_rejected(evidence: Evidence) -> Diagnosis:
+    """Claude Code and the Agent SDK send anthropic-beta values that Anthropic's API knows and
+    Bedrock, Vertex or a gateway in front of them may not; stackctl's filter-proxy translates to
+    OpenAI and does not forward the header, so this comes from another gateway on the way."""
+    betas = evidence.read(_BETAS).get("betas", "").replace("`", "")
+    named = f" ({betas})" if betas else ""
+    return found(evidence, Cause.client_anthropic_beta_header_rejected,
+                 f"the API behind the client's gateway refuses the anthropic-beta header values{named} that Claude "
+                 "Code sends",
+                 Fix("set CLAUDE_CODE_DISABLE_EXPERIMENTAL_BETAS=1 in Claude Code's environment (settings.json's env) "
+                     "to stop the experimental anthropic-beta values (some Claude Code releases still send a value or "
+                     "two: then the gateway must strip the beta header it cannot forward); pointed at stackctl's filter-proxy (`stackctl connect claude-code`), which does "
+                     "not forward the header, the request needs neither", env="CLAUDE_CODE_DISABLE_EXPERIMENTAL_BETAS"),
+                 **({"betas": betas} if betas else {}))
+
+
 SIGNATURES: tuple[Signature, ...] = (
     # Go's net/http answer to an unknown path (Ollama, Prometheus, Grafana, a Go gateway), and Claude
     # Code's and the SDKs' report of a 404.
@@ -191,4 +210,6 @@ SIGNATURES: tuple[Signature, ...] = (
     # Codex's (Rust reqwest's) words when the connection to its provider's URL fails.
     signature(Cause.client_base_url, _REQUEST_URL.pattern, _client_url_unreachable),
     signature(Cause.thinking_budget, r"`?max_tokens`? must be greater than `?thinking\.budget_tokens`?", _thinking_budget),
+    signature(Cause.client_anthropic_beta_header_rejected, r"Unexpected value\(s\) `[^`]+`.* for the `anthropic-beta`",
+              _client_anthropic_beta_header_rejected),
 )

@@ -1,5 +1,6 @@
 """Failures of single requests in a running vLLM: a conversation longer than the window, more images
-(or videos, audio) than --limit-mm-per-prompt allows, a system message the chat template refuses, a tool call the parser cannot read, a model without a chat
+(or videos, audio) than --limit-mm-per-prompt allows, a system message the chat template refuses (or a
+template with no system role at all), a tool call the parser cannot read, a model without a chat
 template, and a 400 whose reason vLLM did not log. The engine keeps serving, so these are warnings;
 each fix names the window, the filter-proxy's system placement, the parser or the tool flags, as
 stackctl sets them."""
@@ -45,7 +46,7 @@ _OVERFLOW = (r"maximum context length|'max_tokens' or 'max_completion_tokens' is
 REQUEST_CAUSES = frozenset({
     Cause.request_context_overflow, Cause.system_message_position, Cause.tool_parser_failure,
     Cause.chat_template_missing, Cause.auto_tool_choice_disabled, Cause.served_model_mismatch,
-    Cause.tool_choice_without_tools, Cause.prompt_exceeds_batched_tokens,
+    Cause.tool_choice_without_tools, Cause.prompt_exceeds_batched_tokens, Cause.system_role_unsupported,
 })
 # Not counted there: a refusal vLLM logs only as its access line's 400 (request_refused_unlogged),
 # which every other refusal above also leaves behind.
@@ -163,6 +164,20 @@ def _system_message_position(evidence: Evidence) -> Diagnosis:
                      "messages"), severity=Severity.advisory)
 
 
+def _system_role_unsupported(evidence: Evidence) -> Diagnosis:
+    """The model's own chat template raises on any system message (Gemma 1 and 2, older Mistral
+    instructs): no placement of the system text helps, only a template or a client that folds it
+    into the first user turn."""
+    return found(evidence, Cause.system_role_unsupported,
+                 "a client sent a system message, and this model's chat template has no system role at all",
+                 Fix("give vLLM a chat template that folds the system prompt into the first user turn (--chat-template "
+                     "FILE in vllm.extra_args, a copy of the model's template without its raise_exception for the "
+                     "system role), or serve a model whose template has one; clients can instead merge the system "
+                     "message into the first user message. The filter-proxy's system placement (in-place or front) "
+                     "still sends a system role, so it does not avoid this", key="vllm.extra_args",
+                     flag="--chat-template"), severity=Severity.advisory)
+
+
 _PARSER = re.compile(r"(?P<parser>[a-z0-9_]+?)_tool_parser\.py")
 
 
@@ -223,6 +238,8 @@ SIGNATURES: tuple[Signature, ...] = (
     signature(Cause.system_message_position,
               r"System message must be at the beginning|[Cc]onversation roles must alternate user/assistant",
               _system_message_position),
+    # The template's raise_exception, as vLLM, jinja2 and the clients relaying it word it.
+    signature(Cause.system_role_unsupported, r"System role not supported", _system_role_unsupported),
     # vLLM's wording, and OpenAI's (relayed by clients and gateways).
     signature(Cause.tool_choice_without_tools,
               r"When using `?tool_choice`?, `?tools`? must be set|'?tool_choice'? is only allowed when '?tools'? are specified",
