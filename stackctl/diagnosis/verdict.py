@@ -147,6 +147,7 @@ class Cause(str, Enum):
     nccl_system_error = "nccl-system-error"
     # Wordings of newer releases
     prometheus_scrape_content_type = "prometheus-scrape-content-type"
+    exporter_invalid_metric_output = "exporter-invalid-metric-output"
     grafana_preinstall_offline = "grafana-preinstall-offline"
     gpu_device_rules_denied = "gpu-device-rules-denied"
     nvidia_cdi_hook_missing = "nvidia-cdi-hook-missing"

@@ -67,6 +67,7 @@ BY_CLASS: dict[Cause, Expect] = {
     C.grafana_data_permission: Expect("images.grafana", says=("472",)),
     C.grafana_datasource_provisioning: Expect(says=("isDefault",)),
     C.prometheus_config_invalid: Expect(says=("promtool check config", "prometheus.yml")),
+    C.exporter_invalid_metric_output: Expect("images.gpu-exporter", severity=ADVISORY, says=("newer exporter release",)),
     C.system_role_unsupported: Expect("vllm.extra_args", "--chat-template", severity=ADVISORY,
                                       says=("first user message", "system placement")),
     C.client_anthropic_beta_header_rejected: Expect(env="CLAUDE_CODE_DISABLE_EXPERIMENTAL_BETAS",
@@ -185,6 +186,7 @@ VALUES: dict[str, dict] = {
     "prometheus_duplicate_job_name__prometheus-operator-issue-3853": {"job": "default/testmonitor/0"},
     "docker_kernel_module_missing__moby-pr-49524": {"modules": "ip_set, ip_set_hash_net, xt_set"},
     "grafana_angular_plugin_disabled__unpoller-dashboards-issue-40": {"plugins": "natel-discrete-panel"},
+    "exporter_invalid_metric_output__dcgm-exporter-issue-488": {"metric": "DCGM_FI_DEV_CUDA_VISIBLE_DEVICES_STR"},
     "client_anthropic_beta_header_rejected__new-api-issue-2975": {
         "betas": "prompt-caching-scope-2026-01-05, structured-outputs-2025-12-15"},
     "docker_kernel_module_missing__docker-wps-office-issue-8": {"modules": "ip_tables"},
@@ -318,3 +320,12 @@ def test_docker_28s_bridge_without_ipset_modules_names_them_and_docker_27():
     other = [prefix + 'failed to register "bridge" driver: failed to create bridge: address already in use']
     said = diagnose_log(other, DiagnosisContext(service="docker"))
     assert said is None or said.cause is not C.docker_kernel_module_missing
+
+
+def test_a_non_gpu_exporters_unparsable_sample_names_no_gpu_image():
+    """The same parse error from another exporter names a newer release of it, not images.gpu-exporter."""
+    line = ('level=warn component="scrape manager" scrape_pool=k8s_usage target=http://localhost:9100/metrics '
+            'msg="append failed" err="strconv.ParseFloat: parsing \\"226202814n\\": invalid syntax"')
+    diagnosis = diagnose_log([line], DiagnosisContext(service="prometheus"))
+    assert diagnosis is not None and diagnosis.cause is C.exporter_invalid_metric_output
+    assert diagnosis.fix.key is None and diagnosis.values["value"] == "226202814n"
