@@ -122,6 +122,7 @@ class Cause(str, Enum):
     prometheus_config_permission = "prometheus-config-permission"
     grafana_admin_password_ignored = "grafana-admin-password-ignored"
     node_exporter_statfs_denied = "node-exporter-statfs-denied"
+    node_exporter_proc_permission = "node-exporter-proc-permission"
     # supervisord (the native runtime)
     supervisor_gave_up = "supervisor-gave-up"
     supervisor_command_missing = "supervisor-command-missing"

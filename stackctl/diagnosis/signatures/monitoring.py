@@ -262,6 +262,29 @@ def _gpu_exporter_profiling_unsupported(evidence: Evidence) -> Diagnosis:
                      "it back", key="images.gpu-exporter"))
 
 
+_PROC_MOUNTS = re.compile(r"open (?P<path>\S*/proc/1/mounts): (?P<error>permission denied|no such file or directory)")
+
+
+def _node_exporter_proc_permission(evidence: Evidence) -> Diagnosis:
+    """node-exporter (0.17 and later) lists mounts from PID 1's /proc/1/mounts; its user (nobody in
+    the image) or its SELinux label (container_t reading init_t) may not read it, and the filesystem
+    collector fails while the others keep working."""
+    said = evidence.read(_PROC_MOUNTS)
+    path = said.get("path", "/proc/1/mounts")
+    selinux = any("avc:" in line and "denied" in line for line in evidence.lines)
+    return found(evidence, Cause.node_exporter_proc_permission,
+                 f"node-exporter may not read {path} ({said.get('error', 'permission denied')}), so its filesystem "
+                 f"collector reports no disks{' (SELinux denied it)' if selinux else ''}; the other collectors keep "
+                 "working",
+                 Fix("let node-exporter read PID 1's mounts: it needs the host's PID namespace (stackctl's service "
+                     "has `pid: host`) and, on an SELinux host (Fedora, RHEL, CoreOS), a label that may read init's "
+                     "/proc (`security_opt: [\"label=type:spc_t\"]` on the service); under Kubernetes or OpenShift a "
+                     "privileged security context (OpenShift: an SCC that allows it); node-exporter run natively as "
+                     "another user than root may not read it either (the native runtime runs it as you: harmless, "
+                     "the disks are missing from the dashboard only)"),
+                 severity=Severity.advisory, path=path)
+
+
 def _gpu_exporter_needs_sys_admin(evidence: Evidence) -> Diagnosis:
     """dcgm-exporter 3.3.8-3.6.0 and later watch profiling fields through an embedded DCGM host
     engine, which must run with CAP_SYS_ADMIN; without it the exporter stops at start."""
@@ -348,4 +371,7 @@ SIGNATURES: tuple[Signature, ...] = (
     signature(Cause.gpu_exporter_needs_sys_admin, r"host engine is running as non-root", _gpu_exporter_needs_sys_admin),
     signature(Cause.grafana_angular_plugin_disabled, r"Refusing to initialize plugin because it's using Angular",
               _grafana_angular_plugin_disabled, ADVISORY),
+    signature(Cause.node_exporter_proc_permission,
+              r"(?:filesystem collector failed|collector failed.*name=filesystem).*open \S*/proc/1/mounts: "
+              r"(?:permission denied|no such file)", _node_exporter_proc_permission, ADVISORY),
 )

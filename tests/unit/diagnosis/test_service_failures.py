@@ -67,6 +67,8 @@ BY_CLASS: dict[Cause, Expect] = {
     C.grafana_data_permission: Expect("images.grafana", says=("472",)),
     C.grafana_datasource_provisioning: Expect(says=("isDefault",)),
     C.prometheus_config_invalid: Expect(says=("promtool check config", "prometheus.yml")),
+    C.node_exporter_proc_permission: Expect(severity=ADVISORY,
+                                            says=("pid: host", "label=type:spc_t", "privileged security context")),
     C.exporter_invalid_metric_output: Expect("images.gpu-exporter", severity=ADVISORY, says=("newer exporter release",)),
     C.system_role_unsupported: Expect("vllm.extra_args", "--chat-template", severity=ADVISORY,
                                       says=("first user message", "system placement")),
