@@ -45,6 +45,7 @@ class Cause(str, Enum):
     # the engine install and what it can load
     hf_cache_permission = "hf-cache-permission"
     engine_abi_mismatch = "engine-abi-mismatch"
+    engine_dependency_mismatch = "engine-dependency-mismatch"
     engine_too_old_for_model = "engine-too-old-for-model"
     tokenizer_load_failed = "tokenizer-load-failed"
     tp_exceeds_gpus = "tp-exceeds-gpus"

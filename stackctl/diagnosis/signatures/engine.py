@@ -1,5 +1,6 @@
 """The engine install and what it can load: a Hugging Face cache it may not write, a compiled
-extension built against another torch, a model format or config newer than the engine, a
+extension built against another torch, a package out of step with the code importing it
+(transformers, outlines), a model format or config newer than the engine, a
 tokenizer it cannot load, and a tensor parallel size larger than the GPUs it sees."""
 
 from __future__ import annotations
@@ -38,6 +39,26 @@ def _engine_abi_mismatch(evidence: Evidence) -> Diagnosis:
                      "rebuilds the native engine's venv (a pip install of another torch over vLLM breaks it); under "
                      "Compose use an images.vllm that ships both, e.g. stackctl's default", key="images.vllm"),
                  library=library)
+
+
+_IMPORT = re.compile(r"cannot import name '(?P<name>\w+)' from '(?P<module>[\w.]+)'")
+
+
+def _engine_dependency_mismatch(evidence: Evidence) -> Diagnosis:
+    """A name the code expects is missing from an installed package: that package is newer or older
+    than the one vLLM (or the model's code) was written against, usually after a pip install over
+    the engine's own pins."""
+    said = evidence.read(_IMPORT)
+    package = said.get("module", "").split(".")[0] or "a dependency"
+    name = said.get("name", "")
+    return found(evidence, Cause.engine_dependency_mismatch,
+                 f"the installed {package} has no {name or 'name the code imports'}: its version is out of step with "
+                 "the vLLM (or the model's code) importing it",
+                 Fix(f"run vLLM with the {package} version it was released with: under Compose set images.vllm to a "
+                     f"release image (it ships a tested set; a newer vLLM release for a newer model or {package}); "
+                     f"natively `stackctl install-engine` rebuilds the venv with vLLM's own pins. Never `pip install "
+                     f"{package}` over the engine; `pip check` lists what no longer matches",
+                     key="images.vllm"), **({"package": package} if said else {}))
 
 
 def _engine_too_old_for_model(evidence: Evidence) -> Diagnosis:
@@ -83,6 +104,8 @@ SIGNATURES: tuple[Signature, ...] = (
     signature(Cause.hf_cache_permission,
               r"PermissionError: \[Errno 13\] Permission denied: '[^']*(?:\.cache|huggingface)", _hf_cache_permission),
     signature(Cause.engine_abi_mismatch, r"_C\S*\.so: undefined symbol", _engine_abi_mismatch),
+    signature(Cause.engine_dependency_mismatch, r"ImportError: cannot import name '\w+' from '(?!vllm\b)[\w.]+'",
+              _engine_dependency_mismatch),
     signature(Cause.engine_too_old_for_model,
               r"config file at '[^']+\.gguf' is not a valid JSON file|`?rope_scaling`? must be a dictionary with (?:with )?"
               r"two fields", _engine_too_old_for_model),

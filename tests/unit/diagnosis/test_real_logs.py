@@ -162,6 +162,10 @@ EXPECTED: dict[str, Expect] = {
     "unknown_env_var__model-serving-minefield-issue-19": Expect(C.unknown_env_var, env="VLLM_FLASHINFER_MOE_BACKEND", severity=Severity.advisory),
     "unknown_env_var__proxmoxved-issue-2047": Expect(C.unknown_env_var, env="VLLM_MODEL", values={"variables": "VLLM_MODEL, VLLM_HOST, VLLM_SERVE_ARGS"}, severity=Severity.advisory),
     "unknown_env_var__vllm-issue-48493": Expect(C.unknown_env_var, env="VLLM_PROD_MINIMAX_M3_ENGINE_SERVICE_SERVICE_HOST", severity=Severity.advisory),
+    "engine_dependency_mismatch__vllm-ascend-pr-2365": Expect(C.engine_dependency_mismatch, "images.vllm",
+                                                              values={"package": "transformers"}),
+    "engine_dependency_mismatch__DeepSeek-OCR-issue-302": Expect(C.engine_dependency_mismatch, "images.vllm",
+                                                                values={"package": "transformers"}),
     "weights_do_not_fit__vllm-issue-636": Expect(C.weights_do_not_fit, "model", "--tensor-parallel-size", values={"tried": "160.00 MiB"}),
 }
 
