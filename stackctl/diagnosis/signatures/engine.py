@@ -42,6 +42,10 @@ def _engine_abi_mismatch(evidence: Evidence) -> Diagnosis:
 
 
 _IMPORT = re.compile(r"cannot import name '(?P<name>\w+)' from '(?P<module>[\w.]+)'")
+# An exception class transformers defines (printed with its module path), and the tokenizer
+# attribute transformers 5 removed that vLLM releases before its v5 support still read.
+_TRANSFORMERS_RAISED = re.compile(r"(?:^|\s)transformers\.[\w.]+\.\w*(?:Error|Exception):"
+                                  r"|has no attribute all_special_tokens_extended")
 
 
 def _engine_dependency_mismatch(evidence: Evidence) -> Diagnosis:
@@ -49,16 +53,21 @@ def _engine_dependency_mismatch(evidence: Evidence) -> Diagnosis:
     than the one vLLM (or the model's code) was written against, usually after a pip install over
     the engine's own pins."""
     said = evidence.read(_IMPORT)
-    package = said.get("module", "").split(".")[0] or "a dependency"
+    # transformers' own exceptions, and the tokenizer attribute transformers 5 removed, name it.
+    transformers = not said and bool(_TRANSFORMERS_RAISED.search(evidence.text))
+    package = said.get("module", "").split(".")[0] or ("transformers" if transformers else "a dependency")
     name = said.get("name", "")
     return found(evidence, Cause.engine_dependency_mismatch,
-                 f"the installed {package} has no {name or 'name the code imports'}: its version is out of step with "
-                 "the vLLM (or the model's code) importing it",
+                 (f"the installed {package} has no {name}: its version is out of step with the vLLM (or the model's "
+                  "code) importing it") if name else
+                 (f"{package} failed inside vLLM's start in a way this vLLM does not expect: the installed {package} "
+                  "is newer (or older) than the one this vLLM release was built against"),
                  Fix(f"run vLLM with the {package} version it was released with: under Compose set images.vllm to a "
                      f"release image (it ships a tested set; a newer vLLM release for a newer model or {package}); "
-                     f"natively `stackctl install-engine` rebuilds the venv with vLLM's own pins. Never `pip install "
+                     f"natively `stackctl install-engine` rebuilds the venv with vLLM's own pins (or downgrade {package} to "
+                     f"the version vLLM requires). Never `pip install "
                      f"{package}` over the engine; `pip check` lists what no longer matches",
-                     key="images.vllm"), **({"package": package} if said else {}))
+                     key="images.vllm"), **({"package": package} if said or transformers else {}))
 
 
 def _engine_too_old_for_model(evidence: Evidence) -> Diagnosis:
@@ -106,6 +115,7 @@ SIGNATURES: tuple[Signature, ...] = (
     signature(Cause.engine_abi_mismatch, r"_C\S*\.so: undefined symbol", _engine_abi_mismatch),
     signature(Cause.engine_dependency_mismatch, r"ImportError: cannot import name '\w+' from '(?!vllm\b)[\w.]+'",
               _engine_dependency_mismatch),
+    signature(Cause.engine_dependency_mismatch, _TRANSFORMERS_RAISED.pattern, _engine_dependency_mismatch),
     signature(Cause.engine_too_old_for_model,
               r"config file at '[^']+\.gguf' is not a valid JSON file|`?rope_scaling`? must be a dictionary with (?:with )?"
               r"two fields", _engine_too_old_for_model),

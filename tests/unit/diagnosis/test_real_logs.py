@@ -166,6 +166,10 @@ EXPECTED: dict[str, Expect] = {
                                                               values={"package": "transformers"}),
     "engine_dependency_mismatch__DeepSeek-OCR-issue-302": Expect(C.engine_dependency_mismatch, "images.vllm",
                                                                 values={"package": "transformers"}),
+    "engine_dependency_mismatch__rllm-issue-388": Expect(C.engine_dependency_mismatch, "images.vllm",
+                                                         values={"package": "transformers"}),
+    "engine_dependency_mismatch__worker-vllm-pr-258": Expect(C.engine_dependency_mismatch, "images.vllm",
+                                                             values={"package": "transformers"}),
     "weights_do_not_fit__vllm-issue-636": Expect(C.weights_do_not_fit, "model", "--tensor-parallel-size", values={"tried": "160.00 MiB"}),
 }
 
