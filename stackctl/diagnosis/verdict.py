@@ -145,6 +145,7 @@ class Cause(str, Enum):
     model_not_cached_offline = "model-not-cached-offline"
     # Round 8's misses, each built from other reports of the same cause
     lora_rank_too_large = "lora-rank-too-large"
+    batched_tokens_below_max_model_len = "batched-tokens-below-max-model-len"
     grafana_dashboard_json_invalid = "grafana-dashboard-json-invalid"
     nccl_system_error = "nccl-system-error"
     # Wordings of newer releases

@@ -224,6 +224,24 @@ def _served_model_mismatch(evidence: Evidence) -> Diagnosis:
                      "rewrites it", key="served_model_name", flag="--served-model-name"), model=name)
 
 
+_BUDGET = re.compile(r"max_num_batched_tokens \((?P<budget>\d+)\) is smaller than max_model_len \((?P<window>\d+)\)")
+
+
+def _batched_tokens_below_max_model_len(evidence: Evidence) -> Diagnosis:
+    """Without chunked prefill a prompt must fit one batch, so vLLM refuses a batch budget below the
+    window at start (turned off by hand, or by a backend without it: ARM and POWER CPUs)."""
+    values = evidence.read(_BUDGET)
+    budget, window = values.get("budget"), values.get("window")
+    return found(evidence, Cause.batched_tokens_below_max_model_len,
+                 f"the batch budget --max-num-batched-tokens{f' ({budget})' if budget else ''} is below the window "
+                 f"max_model_len{f' ({window})' if window else ''}, which vLLM refuses when prefill is not chunked",
+                 Fix(f"raise --max-num-batched-tokens to at least the window (add `--max-num-batched-tokens "
+                     f"{window or 'N'}` to {_EXTRA_ARGS} in stack.yaml), or lower vllm.max_model_len to the budget; or "
+                     "turn chunked prefill back on (--enable-chunked-prefill; the CPU engine on ARM or POWER has none, "
+                     "so it needs one of the first two)", key=_EXTRA_ARGS, flag="--max-num-batched-tokens",
+                     value=window), **({"budget": int(budget), "window": int(window)} if values else {}))
+
+
 SIGNATURES: tuple[Signature, ...] = (
     signature(Cause.context_window_exceeded, r"User-specified max_model_len \(\d+\) is greater than the derived",
               _context_window_exceeded),
@@ -234,6 +252,8 @@ SIGNATURES: tuple[Signature, ...] = (
               _tp_heads_not_divisible),
     signature(Cause.lora_rank_too_large, r"LoRA rank \d+ is greater than max_lora_rank|max_lora_rank \(\d+\) must be "
               r"one of|Input should be 1, 8, 16, 32, [\d, or]+ \[type=literal_error", _lora_rank_too_large),
+    signature(Cause.batched_tokens_below_max_model_len, r"max_num_batched_tokens \(\d+\) is smaller than max_model_len",
+              _batched_tokens_below_max_model_len),
     signature(Cause.unknown_env_var, _UNKNOWN_ENV.pattern, _unknown_env_var, ADVISORY),
     signature(Cause.auto_tool_choice_disabled, r"tool choice requires --enable-auto-tool-choice",
               _auto_tool_choice_disabled),

@@ -9,8 +9,10 @@ from stackctl.diagnosis import Cause, DiagnosisContext, Severity, diagnose_log
 from stackctl.diagnosis.log_lines import decisive_error, strip_prefixes
 from stackctl.diagnosis.remedy import Remedy, RemedyKind, named_remedies
 
-CHUNKED = ("ValueError: Chunked prefill is enabled but max_num_batched_tokens (2048) is smaller than max_model_len "
-           "(8192). Please increase `max_num_batched_tokens` or decrease `max_model_len`.")
+# An engine error no class knows (max_num_batched_tokens below max_model_len has its own class now),
+# naming its remedies the way vLLM's config errors do.
+CHUNKED = ("ValueError: the encoder cache budget (2048) is smaller than one image's embeddings (8192). Please "
+           "increase `max_num_batched_tokens` or decrease `max_model_len`.")
 ENGINE_CORE = [
     "(EngineCore_DP0 pid=279) ERROR 08-06 10:10:10 [core.py:700] EngineCore failed to start.",
     "(EngineCore_DP0 pid=279) ERROR 08-06 10:10:10 [core.py:700] Traceback (most recent call last):",

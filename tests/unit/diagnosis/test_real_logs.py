@@ -170,6 +170,11 @@ EXPECTED: dict[str, Expect] = {
                                                          values={"package": "transformers"}),
     "engine_dependency_mismatch__worker-vllm-pr-258": Expect(C.engine_dependency_mismatch, "images.vllm",
                                                              values={"package": "transformers"}),
+    "batched_tokens_below_max_model_len__vllm-issue-28981": Expect(
+        C.batched_tokens_below_max_model_len, EXTRA, "--max-num-batched-tokens", value="40960",
+        values={"budget": 2048, "window": 40960}),
+    "batched_tokens_below_max_model_len__verl-pr-7626": Expect(
+        C.batched_tokens_below_max_model_len, EXTRA, "--max-num-batched-tokens", value="131072"),
     "weights_do_not_fit__vllm-issue-636": Expect(C.weights_do_not_fit, "model", "--tensor-parallel-size", values={"tried": "160.00 MiB"}),
 }
 
