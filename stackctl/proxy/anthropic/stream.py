@@ -55,8 +55,10 @@ class AnthropicStream:
             log.exception("translating the backend stream failed")
             await self.send(translator.fail(ProxyError("internal error in the filter-proxy")))
         finally:
+            # Counted however the stream ends: a client that leaves right after message_stop
+            # cancels the relay before the body's end arrives.
+            self.timer.tokens(translator.input_tokens, translator.output_tokens, cached=translator.cached_tokens)
             await cancel_and_wait(pinger)
-        self.timer.tokens(translator.input_tokens, translator.output_tokens, cached=translator.cached_tokens)
 
     async def send(self, data: bytes, *, keep_alive: bool = False) -> None:
         assert self._emit is not None

@@ -22,10 +22,19 @@ class OpenAIRelay:
         self.upstream = upstream
         self.backend = backend
         self.timer = timer
+        self._usage_block = b""  # the events of the read that held the last usage report
 
     async def produce(self, emit: Emit) -> None:
+        self._usage_block = b""
+        try:
+            await self._relay(emit)
+        finally:
+            # Counted however the stream ends: a client that leaves right after `[DONE]`
+            # cancels the relay before the body's end arrives.
+            self._count_usage()
+
+    async def _relay(self, emit: Emit) -> None:
         splitter = EventSplitter()
-        usage_block = b""
         read, timer = self.upstream.read, self.timer
         try:
             while data := await read():
@@ -36,7 +45,7 @@ class OpenAIRelay:
                 if _USAGE_MARK in block:
                     # Usage is cumulative (and on every chunk with continuous_usage_stats):
                     # only the last report counts.
-                    usage_block = block
+                    self._usage_block = block
                 timer.first_event()
                 await emit(block)
         except StreamError as error:
@@ -58,8 +67,11 @@ class OpenAIRelay:
         rest = splitter.rest()
         if rest:
             await emit(strip_empty_tool_calls(rest))
-        if usage_block:
-            usage_event = next(e for e in reversed(split_events(usage_block)) if _USAGE_MARK in e)
+
+    def _count_usage(self) -> None:
+        block, self._usage_block = self._usage_block, b""
+        if block:
+            usage_event = next(e for e in reversed(split_events(block)) if _USAGE_MARK in e)
             self.timer.count(chat_usage_in(event_data(usage_event) or b""))
 
 

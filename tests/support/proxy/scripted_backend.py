@@ -89,6 +89,7 @@ class ScriptedBackend:
     refuses_overflow: bool = False
     failures: int = 0
     flood_sent: int = 0
+    floods: int = 0  # floods begun: only the latest counts into flood_sent
 
     def last(self, path: str) -> Recorded:
         return next(r for r in reversed(self.requests) if r.path == path)
@@ -337,10 +338,16 @@ class ScriptedBackend:
         # counts is what the proxy has taken in.
         event = (STREAMS / "text.sse").read_bytes().split(b"\n\n")[1] + b"\n\n"
         block = event * (65536 // len(event))
+        # Counted per flood: an earlier flood whose reader left spins to its end through
+        # uvicorn's send (which returns at once once the client is gone) and must not count here.
+        self.floods += 1
+        flood, sent = self.floods, 0
         self.flood_sent = 0
-        while self.flood_sent < FLOOD_BYTES:
+        while sent < FLOOD_BYTES:
             await send({"type": "http.response.body", "body": block, "more_body": True})
-            self.flood_sent += len(block)
+            sent += len(block)
+            if flood == self.floods:
+                self.flood_sent = sent
         await send({"type": "http.response.body", "body": b"data: [DONE]\n\n", "more_body": False})
 
 
