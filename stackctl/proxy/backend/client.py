@@ -30,7 +30,8 @@ StreamError = (aiohttp.ClientError, asyncio.TimeoutError, ReplyBroken)
 # backend is noticed, long prefills are not cut).
 _CONNECT_TIMEOUT_S = 10.0
 _CHECKS_PER_TIMEOUT = 10  # a streamed body's silence is looked at this often per timeout
-# Every streaming client holds one backend connection; 128 agents must not queue on the pool.
+# Every unstreamed request in flight holds one connection of aiohttp's pool (streamed replies have their
+# own, reply_stream.py); 128 agents must not queue on it.
 _MAX_CONNECTIONS = 1024
 _KEEPALIVE_SECONDS = 30.0
 
