@@ -19,7 +19,7 @@ from stackctl.diagnosis.log_lines import (
     strip_prefixes,
 )
 from stackctl.diagnosis.remedy import Remedy, RemedyKind, named_remedies
-from stackctl.diagnosis.stack_keys import as_flag, placement
+from stackctl.diagnosis.stack_keys import Placement, as_flag, placement
 from stackctl.diagnosis.verdict import Cause, Diagnosis, DiagnosisContext, Fix, Severity
 
 # How far around the decisive line hints are read (lines before: the error records that lead up
@@ -83,12 +83,20 @@ def _fix(remedies: list[Remedy], service: str, fatal: bool) -> Fix:
         return Fix(f"no fix is named in the log: the error shown is {what}; search it in the "
                    f"engine's or service's issues, and read the whole log with `stackctl logs {service}`"
                    + (f"; {hint}" if hint else ""))
-    shown = remedies[:_REMEDIES_SHOWN]
-    places = [placement(remedy, service) for remedy in shown]
+    # One remedy per sentence: a log that names a setting both ways ("set 'enforce_eager=True' or use
+    # '--enforce-eager'") reads as one change.
+    placed: dict[str, tuple[Remedy, Placement]] = {}
+    for remedy in remedies:
+        where = placement(remedy, service)
+        placed.setdefault(where.text, (remedy, where))
+    shown = [remedy for remedy, _ in placed.values()][:_REMEDIES_SHOWN]
+    places = [where for _, where in placed.values()][:_REMEDIES_SHOWN]
     first, where = shown[0], places[0]
     text = "the log names its own remedy: " + "; ".join(place.text for place in places)
-    return Fix(text + "; then `stackctl up`", key=where.key, flag=as_flag(first, service),
-               env=first.name if first.kind is RemedyKind.env else None, value=first.value)
+    flag = as_flag(first, service)
+    switch = first.kind is RemedyKind.setting and first.value is not None and first.value.lower() in ("true", "false")
+    return Fix(text + "; then `stackctl up`", key=where.key, flag=flag,
+               env=first.name if first.kind is RemedyKind.env else None, value=None if switch and flag else first.value)
 
 
 def _without_error_line(lines: list[str], context: DiagnosisContext) -> Diagnosis | None:

@@ -27,6 +27,9 @@ class RemedyKind(str, Enum):
     writable = "writable"
     # The GPU driver the log asks to update ("please update your driver").
     driver = "driver"
+    # A flag the log refuses or asks not to use ("unknown long flag '--x'", "instead of via the
+    # `--model` option"): to take off the command line.
+    drop_flag = "drop_flag"
     # A command the log quotes to run ("run `supervisorctl reload`").
     command = "command"
     directive = "directive"
@@ -51,28 +54,64 @@ _ECHOED_COMMAND = re.compile(r"^\s*usage: |exec command: \[|Command '\[|--load-k
 # A command a line says failed, echoed whole ("iptables failed: iptables --wait -I FORWARD ..."):
 # its flags are what was run, not a remedy.
 _FAILED_COMMAND = re.compile(r"\b(?P<program>[\w.-]+) failed: (?P=program) [^:]*")
-_FLAG = re.compile(r"(?<![\w-])(?P<name>--[a-z][a-z0-9]*(?:[-.][a-z0-9]+)+|--[a-z]{3,})(?:(?:=|\s+)(?P<value>\d[\w.]*|'[^']+'|\"[^\"]+\"))?")
+# A flag's value: any word after `=` ("--dtype=half"), only a number or a quoted string after a space
+# (the next word of a sentence is no value: "use --enforce-eager in the CLI").
+_FLAG = re.compile(r"(?<![\w-])(?P<name>--[a-z][a-z0-9]*(?:[-.][a-z0-9]+)+|--[a-z]{3,})"
+                   r"(?:=(?P<word>[\w.:/+-]*\w)|\s+(?P<value>\d[\w.]*|'[^']+'|\"[^\"]+\"))?")
+# Flags a line names as what is wrong, not what to add: a flag refused ("unknown long flag
+# '--collector.x'", "unrecognized arguments: --x"), one to stop using ("instead of via the `--model`
+# option"), the flags of an install command it quotes, and help.
+_NOT_TO_ADD = re.compile(
+    r"\b(?:unknown|unrecognized|unrecognised|invalid|unsupported|unexpected|deprecated) (?:long |short )?"
+    r"(?:flag|option|argument|parameter)s?:?\s+(?:[`'\"]?--[\w.-]+[`'\"]?[\s,]*)+"
+    r"|\binstead of (?:via |using )?(?:the )?[`'\"]?--[\w.-]+"
+    r"|\bpip3? install [^`'\"]*|(?<![\w-])--(?:help|version)\b",
+    re.IGNORECASE)
 # An engine setting named in code form right after the verb that offers it: "Try increasing
 # `max_num_batched_tokens`" (not any quoted name on such a line: "When using `tool_choice`, `tools`
 # must be set" names no remedy, and an error type such as 'value_error' is no setting).
-_SETTING = re.compile(r"\b(?:increas|decreas|reduc|lower|rais|set|specify|pass|enabl|disabl|adjust|tun)\w*\s+"
+_SETTING = re.compile(r"(?:\b(?:increas|decreas|reduc|lower|rais|set|specify|pass|enabl|disabl|adjust|tun)\w*"
+                      r"|\b(?:make sure|ensure)(?: that)?)\s*"
                       r"(?:the\s+|your\s+)?(?:option\s+|argument\s+|parameter\s+)?"
-                      r"[`'\"](?P<name>[a-z][a-z0-9]*(?:_[a-z0-9]+)+)[`'\"](?:\s*(?:to|=|>=|<=)\s*(?P<value>\d[\d.]*))?",
+                      r"[`'\"](?P<name>(?-i:[a-z][a-z0-9]*(?:_[a-z0-9]+)+))[`'\"](?:\s*(?:to|=|>=|<=)\s*(?P<value>\d[\d.]*))?",
                       re.IGNORECASE)
+# A setting assigned inside quotes: "set the option `trust_remote_code=True`", "set `wire_api =
+# "responses"`", "set 'enforce_eager=True'".
+_QUOTED_ASSIGNMENT = re.compile(r"\b(?:set|pass|use|add|specify)\w*\s+(?:the\s+)?(?:option\s+|argument\s+|parameter\s+)?"
+                                r"(?:`(?P<tname>[a-z][a-z0-9_]*)\s*=\s*(?P<tvalue>[^`]+)`"
+                                r"|'(?P<sname>[a-z][a-z0-9_]*)\s*=\s*(?P<svalue>[^']+)')",
+                                re.IGNORECASE)
 # The same, unquoted: "Please increase max_num_batched_tokens." (snake_case names a setting).
 _BARE_SETTING = re.compile(r"\b(?:increas|decreas|reduc|lower|rais|set|specify|pass|enabl|disabl|adjust)\w*\s+"
-                           r"(?:the\s+)?(?P<name>[a-z][a-z0-9]*(?:_[a-z0-9]+)+)\b(?:\s*(?:to|=)\s*(?P<value>\d[\d.]*))?",
+                           r"(?:the\s+)?(?P<name>(?-i:[a-z][a-z0-9]*(?:_[a-z0-9]+)+))\b(?:\s*(?:to|=)\s*(?P<value>\d[\d.]*))?",
                            re.IGNORECASE)
-_SETTING_VERB = re.compile(r"\b(?:increas|decreas|reduc|lower|rais|set|specify|pass|enabl|disabl|adjust|tun)\w*",
+# An engine setting said in words after the verb that offers it: "Decrease GPU memory utilization or
+# reduce GPU memory used by other processes" (vLLM), "try increasing the context size" (an
+# OpenAI-compatible server's refusal).
+_SPOKEN_SETTINGS = {
+    "gpu memory utilization": "gpu_memory_utilization", "gpu_memory_utilization": "gpu_memory_utilization",
+    "max model len": "max_model_len", "maximum model length": "max_model_len", "max model length": "max_model_len",
+    "context size": "max_model_len", "context length": "max_model_len",
+    "max num seqs": "max_num_seqs", "maximum number of sequences": "max_num_seqs",
+    "tensor parallel size": "tensor_parallel_size",
+}
+_SPOKEN_SETTING = re.compile(r"\b(?:increas|decreas|reduc|lower|rais|adjust)\w*\s+(?:the\s+|your\s+)?(?:model'?s?\s+)?"
+                             r"(?P<words>" + "|".join(name.replace(" ", r"\s+") for name in _SPOKEN_SETTINGS) + r")\b",
+                             re.IGNORECASE)
+_SETTING_VERB = re.compile(r"\b(?:increas|decreas|reduc|lower|rais|set|specify|pass|enabl|disabl|adjust|tun)\w*"
+                           r"|\b(?:make sure|ensure)\b",
                            re.IGNORECASE)
 _ENV_NAMED = re.compile(
     r"(?:\bset(?:ting)?|\bexport|\bunset|environment variables?|env(?:ironment)? var(?:iable)?s?|\bvariables?)"
-    r"\s+(?:the\s+)?[`'\"]?(?P<name>[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)[`'\"]?"
+    r"\s+(?:(?:the|a|an|your)\s+)?[`'\"]?(?P<name>[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)[`'\"]?"
     # A value after `=`, or after "to" when it looks like one (a number, a path, a quoted string).
     r"(?:\s*=\s*[`'\"]?(?P<value>[^\s`'\",;]+)|\s+to\s+[`'\"]?(?P<to>\d[\w.]*|/[^\s`'\",;]+|(?<=[`'\"])[^`'\"]+))?"
 )
 # "set GOMAXPROCS=4": a one-word variable only where it is assigned right after the verb.
 _ENV_SET = re.compile(r"\b(?:set|export)\s+[`'\"]?(?P<name>[A-Z][A-Z0-9_]{2,})=(?P<value>[^\s`'\",;]+)")
+# "Manually set the network interface to bind to with GLOO_SOCKET_IFNAME" (PyTorch's wording).
+_ENV_WITH = re.compile(r"\bset\b[^.;]{0,60}?\b(?:with|via|using)\s+(?:the\s+)?[`'\"]?"
+                       r"(?P<name>[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)\b")
 _ENV_ASSIGNED = re.compile(r"(?<![\w-])(?P<name>[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)=(?P<value>[^\s`'\",;)]+)")
 # Variables a log names for debugging, not as a fix.
 _DEBUG_ONLY = frozenset({
@@ -90,6 +129,11 @@ _PACKAGE = (
     # "You need to have sentencepiece installed to convert a slow tokenizer" (transformers' wording).
     re.compile(r"\b(?:need|needs|require|requires) (?:to have )?[`'\"]?(?P<name>[a-z][\w.-]*)[`'\"]? installed"),
 )
+# PyTorch's allocator options ("try setting max_split_size_mb to avoid fragmentation"): no engine
+# setting, a part of PYTORCH_CUDA_ALLOC_CONF.
+_ALLOCATOR_OPTIONS = frozenset({"max_split_size_mb", "expandable_segments", "garbage_collection_threshold"})
+# "pip install git+https://github.com/huggingface/transformers.git": the package is the repository's.
+_GIT_SOURCE = re.compile(r"\bgit\+https?://[^\s`'\"]+/(?P<name>[\w.-]+?)(?:\.git)?(?:@[\w.-]+)?(?=[\s`'\"]|$)")
 # Python modules whose package has another name.
 _MODULE_PACKAGES = {
     "flash_attn": "flash-attn", "cv2": "opencv-python-headless", "yaml": "pyyaml", "PIL": "pillow",
@@ -139,7 +183,10 @@ def named_remedies(lines: Iterable[str]) -> list[Remedy]:
             continue
         for remedy in _in_line(line):
             add(remedy)
-    return found
+    # A flag the log also says not to use ("instead of via the `--model` option. The `--model` option
+    # will be removed") is no flag to add.
+    dropped = {remedy.name for remedy in found if remedy.kind is RemedyKind.drop_flag}
+    return [remedy for remedy in found if remedy.kind is not RemedyKind.flag or remedy.name not in dropped]
 
 
 def _in_line(line: str) -> list[Remedy]:
@@ -157,7 +204,8 @@ def _in_line(line: str) -> list[Remedy]:
         remedies.append(Remedy(RemedyKind.driver, "the NVIDIA driver"))
     for match in _COMMAND.finditer(line):
         command = (match["tick"] or match["single"] or match["double"]).strip()
-        if not _INSTALL_COMMAND.search(command):
+        # "Run 'docker run --help' for more information" points at help, not at a fix.
+        if not _INSTALL_COMMAND.search(command) and not re.search(r"(?<![\w-])(?:--help|-h)\b", command):
             remedies.append(Remedy(RemedyKind.command, command))
     for pattern in _PACKAGE:
         for match in pattern.finditer(line):
@@ -168,23 +216,44 @@ def _in_line(line: str) -> list[Remedy]:
                 name = _MODULE_PACKAGES.get(module) or _MODULE_PACKAGES.get(top) or top.replace("_", "-")
             else:
                 name = groups["name"].rstrip(".,")
+                if name == "git" and (source := _GIT_SOURCE.search(line, match.start())):
+                    name = source["name"]
             remedies.append(Remedy(RemedyKind.package, name))
     if not _OFFER.search(line):
         return remedies
-    for match in _FLAG.finditer(_FAILED_COMMAND.sub(" ", line)):
-        remedies.append(Remedy(RemedyKind.flag, match["name"], _unquoted(match["value"])))
+    for refused in _NOT_TO_ADD.finditer(line):
+        for match in _FLAG.finditer(refused[0]):
+            if match["name"] not in ("--help", "--version") and not refused[0].lower().startswith("pip"):
+                remedies.append(Remedy(RemedyKind.drop_flag, match["name"]))
+    for match in _FLAG.finditer(_NOT_TO_ADD.sub(" ", _FAILED_COMMAND.sub(" ", line))):
+        word = match["word"].rstrip(".") if match["word"] else None
+        remedies.append(Remedy(RemedyKind.flag, match["name"], word or _unquoted(match["value"])))
     if _SETTING_VERB.search(line):
         directives = {remedy.name for remedy in remedies if remedy.kind is RemedyKind.directive}
+        for match in _QUOTED_ASSIGNMENT.finditer(line):
+            name, value = match["tname"] or match["sname"], (match["tvalue"] or match["svalue"]).strip().strip("'\"")
+            if not value.startswith("<"):  # "passing `token=<your_token>`" states no value
+                remedies.append(_setting(name, value))
         for pattern in (_SETTING, _BARE_SETTING):
             for match in pattern.finditer(line):
                 if match["name"] not in directives:
-                    remedies.append(Remedy(RemedyKind.setting, match["name"], match["value"]))
-    for pattern in (_ENV_NAMED, _ENV_SET, _ENV_ASSIGNED):
+                    remedies.append(_setting(match["name"], match["value"]))
+        for match in _SPOKEN_SETTING.finditer(line):
+            remedies.append(Remedy(RemedyKind.setting, _SPOKEN_SETTINGS[" ".join(match["words"].lower().split())]))
+    for pattern in (_ENV_NAMED, _ENV_SET, _ENV_WITH, _ENV_ASSIGNED):
         for match in pattern.finditer(line):
             name = match["name"]
             if name not in _DEBUG_ONLY and not name.endswith(("_ERROR", "_FAILED", "_FAILURE")):
-                remedies.append(Remedy(RemedyKind.env, name, match["value"] or match.groupdict().get("to")))
+                value = match.groupdict().get("value") or match.groupdict().get("to")
+                remedies.append(Remedy(RemedyKind.env, name, value.rstrip(".") if value else None))
     return remedies
+
+
+def _setting(name: str, value: str | None) -> Remedy:
+    """A setting the log names; PyTorch's allocator option is set through its variable."""
+    if name in _ALLOCATOR_OPTIONS:
+        return Remedy(RemedyKind.env, "PYTORCH_CUDA_ALLOC_CONF", f"{name}:{value}" if value else None)
+    return Remedy(RemedyKind.setting, name, value)
 
 
 def _unquoted(value: str | None) -> str | None:

@@ -21,6 +21,9 @@ VLLM_FLAG_KEYS = {
 }
 # Services whose flags come from the engine's command line that stack.yaml extends.
 _ENGINE_SERVICES = frozenset({"vllm", "ray-head", "ray-worker"})
+# Services that relay the engine's refusals (a client's error is vLLM's): an engine setting with a
+# key of its own (max_model_len) is set there.
+_ENGINE_FRONTS = frozenset({"filter-proxy"})
 
 
 @dataclass(frozen=True)
@@ -34,23 +37,45 @@ class Placement:
 def as_flag(remedy: Remedy, service: str) -> str | None:
     """The flag a remedy names for this service: a flag as written, an engine's setting as its flag
     (max_loras -> --max-loras); another service's setting is no flag."""
-    if remedy.kind is RemedyKind.flag:
+    if remedy.kind in (RemedyKind.flag, RemedyKind.drop_flag):
         return remedy.name
-    if remedy.kind is RemedyKind.setting and service in _ENGINE_SERVICES:
-        return "--" + remedy.name.replace("_", "-")
+    if remedy.kind is RemedyKind.setting and _for_engine(remedy, service):
+        flag = remedy.name.replace("_", "-")
+        return f"--no-{flag}" if _switch(remedy.value) is False else f"--{flag}"
     return None
 
 
+def _for_engine(remedy: Remedy, service: str) -> bool:
+    """The remedy is set on the engine: the service is the engine, or relays its refusals and the
+    remedy is an engine setting stack.yaml has a key for."""
+    return service in _ENGINE_SERVICES or (
+        service in _ENGINE_FRONTS and remedy.kind is RemedyKind.setting
+        and "--" + remedy.name.replace("_", "-") in VLLM_FLAG_KEYS)
+
+
+def _switch(value: str | None) -> bool | None:
+    """True/False where a setting's value is a switch ("trust_remote_code=True"), else None."""
+    return {"true": True, "false": False}.get((value or "").lower())
+
+
 def placement(remedy: Remedy, service: str) -> Placement:
-    engine = service in _ENGINE_SERVICES
+    engine = _for_engine(remedy, service)
     if remedy.kind is RemedyKind.setting and engine:
-        remedy = Remedy(RemedyKind.flag, as_flag(remedy, service) or remedy.name, remedy.value)
+        # A switch is a flag of its own (trust_remote_code=True: --trust-remote-code), with no value.
+        remedy = Remedy(RemedyKind.flag, as_flag(remedy, service) or remedy.name,
+                        None if _switch(remedy.value) is not None else remedy.value)
     value = f" {remedy.value}" if remedy.value else ""
     if remedy.kind is RemedyKind.flag and engine:
         key = VLLM_FLAG_KEYS.get(remedy.name)
         if key:
             return Placement(key, f"set {key} in stack.yaml ({remedy.name}{value})")
         return Placement(EXTRA_ARGS, f"add {remedy.name}{value} to {EXTRA_ARGS} in stack.yaml")
+    if remedy.kind is RemedyKind.drop_flag:
+        if not engine:
+            return Placement(None, f"take {remedy.name} off {service}'s command line, as the log asks")
+        key = VLLM_FLAG_KEYS.get(remedy.name)
+        return Placement(key or EXTRA_ARGS, f"remove {remedy.name} from {EXTRA_ARGS} in stack.yaml"
+                         + (f" ({key} sets it)" if key else "") + ", as the log asks")
     if remedy.kind is RemedyKind.env and engine:
         setting = f"{remedy.name}: {remedy.value}" if remedy.value else f"{remedy.name}: <value>"
         return Placement(ENVIRONMENT, f"set {remedy.name} under {ENVIRONMENT} in stack.yaml ({setting})")

@@ -8,6 +8,7 @@ import pytest
 from stackctl.diagnosis import Cause, DiagnosisContext, Severity, diagnose_log
 from stackctl.diagnosis.log_lines import decisive_error, strip_prefixes
 from stackctl.diagnosis.remedy import Remedy, RemedyKind, named_remedies
+from stackctl.diagnosis.stack_keys import as_flag, placement
 
 # An engine error no class knows (max_num_batched_tokens below max_model_len has its own class now),
 # naming its remedies the way vLLM's config errors do.
@@ -146,3 +147,98 @@ def test_a_failed_start_without_an_error_line_names_the_timeout_key():
     diagnosis = diagnose_log(["INFO Loading weights took 600 s"], context)
     assert diagnosis.severity is Severity.fatal and diagnosis.fix.key == "start_timeouts.vllm"
     assert diagnosis.fix.value == "900" and diagnosis.evidence == "INFO Loading weights took 600 s"
+
+
+# Remedy phrasings read from real log lines (the file under tests/data, or the report, each names).
+@pytest.mark.parametrize(("line", "remedy"), [
+    # LongVT#9 (vLLM's refusal of a window past the model's): a variable with its value, no full stop.
+    (("Value error, User-specified max_model_len (131072) is greater than the derived max_model_len "
+      "(max_position_embeddings=32768.0 or model_max_length=None in model's config.json). To allow overriding this "
+      "maximum, set the env var VLLM_ALLOW_LONG_MAX_MODEL_LEN=1. VLLM_ALLOW_LONG_MAX_MODEL_LEN must be used with "
+      "extreme caution."), Remedy(RemedyKind.env, "VLLM_ALLOW_LONG_MAX_MODEL_LEN", "1")),
+    # trust_remote_code__worker-vllm-issue-43: a setting assigned inside quotes.
+    ("You can avoid this prompt in future by passing the argument `trust_remote_code=True`.",
+     Remedy(RemedyKind.setting, "trust_remote_code", "True")),
+    # codex_wire_api__webai-at-home-issue-213: a quoted assignment with a quoted value.
+    ('How to fix: set `wire_api = "responses"` in your provider config.', Remedy(RemedyKind.setting, "wire_api",
+                                                                               "responses")),
+    # bfloat16_unsupported__vllm-issue-3503: the value after `=` is a word.
+    (("ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your NVIDIA GeForce "
+      "RTX 2080 Ti GPU has compute capability 7.5. You can use float16 instead by explicitly setting the`dtype` flag "
+      "in CLI, for example: --dtype=half."), Remedy(RemedyKind.flag, "--dtype", "half")),
+    # socket_interface__vllm-issue-7074: "set ... with VAR".
+    (("[W ProcessGroupGloo.cpp:721] Warning: Unable to resolve hostname to a (local) address. Using the loopback "
+      "address as fallback. Manually set the network interface to bind to with GLOO_SOCKET_IFNAME."),
+     Remedy(RemedyKind.env, "GLOO_SOCKET_IFNAME")),
+    # unknown_env_var__proxmoxved-issue-2047: "set a VAR".
+    (("Warning: You are sending unauthenticated requests to the HF Hub. Please set a HF_TOKEN to enable higher rate "
+     "limits and faster downloads."), Remedy(RemedyKind.env, "HF_TOKEN")),
+    # request_context_overflow__vllm-issue-121 (round 3): "Make sure that `setting`".
+    (("ValueError: The prompt (total length 25938) is too long to fit into the model (context length 4096). Make sure "
+      "that `max_model_len` is no smaller than the number of text tokens plus multimodal tokens."),
+     Remedy(RemedyKind.setting, "max_model_len")),
+    # free_memory_below_target__vllm-issue-25837: a setting said in words.
+    (("ValueError: Free memory on device (3.22/4.0 GiB) on startup is less than desired GPU memory utilization (0.9, "
+      "3.6 GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes."),
+     Remedy(RemedyKind.setting, "gpu_memory_utilization")),
+    # request_context_overflow__qwen-code-issue (llama.cpp's server): "the context size".
+    (("srv    send_error: task id = 2119, error: the request exceeds the available context size. try increasing the "
+     "context size or enable context shift"), Remedy(RemedyKind.setting, "max_model_len")),
+    # cuda_oom__vllm-issue-188 (round 1): PyTorch's allocator option is part of its variable, no engine flag.
+    (("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 224.00 MiB (GPU 0; 10.73 GiB total "
+      "capacity; 9.85 GiB already allocated; 46.44 MiB free; 9.86 GiB reserved in total by PyTorch) If reserved "
+      "memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.  See documentation for "
+      "Memory Management and PYTORCH_CUDA_ALLOC_CONF"), Remedy(RemedyKind.env, "PYTORCH_CUDA_ALLOC_CONF")),
+    # model_positional__vllm-pr-17944 (round 4): a flag the log says to stop using.
+    (("ValueError: With `vllm serve`, you should provide the model as a positional argument or in a config file "
+      "instead of via the `--model` option."), Remedy(RemedyKind.drop_flag, "--model")),
+    # service_flag_unknown__node-exporter-issue: the refused flag is to remove, and --help is no remedy.
+    ("node_exporter: error: unknown long flag '--collector.boottime', try --help",
+     Remedy(RemedyKind.drop_flag, "--collector.boottime")),
+])
+def test_more_ways_a_log_states_its_remedy(line, remedy):
+    assert remedy in named_remedies([line])
+
+
+def test_false_remedies_are_left_out():
+    # transformers_too_old_architecture__model-runner-issue-731: an install command's flags and its git URL.
+    upgrade = ("You can update Transformers with the command `pip install --upgrade transformers`. If this does not "
+               "work, and the checkpoint is very new, then there may not be a release version that supports this model "
+               "yet. In this case, you can get the most up-to-date code by installing Transformers from source with "
+               "the command `pip install git+https://github.com/huggingface/transformers.git`")
+    assert named_remedies([upgrade]) == [Remedy(RemedyKind.package, "transformers")]
+    # no_kernel_image__vllm-issue-16901: a debugging variable is no setting either.
+    assert named_remedies(["For debugging consider passing CUDA_LAUNCH_BLOCKING=1"]) == []
+    assert named_remedies(["node_exporter: error: unknown short flag '-c', try --help"]) == []
+    # gated_model__skypilot-issue-2634: a placeholder states no value.
+    assert named_remedies([("pass a token having permission to this repo either by logging in with `huggingface-cli "
+                           "login` or by passing `token=<your_token>`")]) == []
+    # Docker's pointer at its help is no command to run.
+    assert named_remedies([('docker: Error response from daemon: could not select device driver "" with capabilities: '
+                           "[[gpu]]. Run 'docker run --help' for more information")]) == []
+
+
+def test_a_switch_becomes_its_flag_and_a_flag_to_stop_using_names_its_key():
+    remote = diagnose_log([("ValueError: the repository needs its own code; set the option `trust_remote_code=True` to "
+                           "remove this error.")], DiagnosisContext(service="vllm", failed=True))
+    assert (remote.fix.key, remote.fix.flag, remote.fix.value) == ("vllm.extra_args", "--trust-remote-code", None)
+    assert "add --trust-remote-code to vllm.extra_args" in remote.fix.text
+    # Both ways of naming one setting read as one change (vLLM's eager-mode hint).
+    eager = diagnose_log([("RuntimeError: capture failed. To run the model in eager mode, set 'enforce_eager=True' or "
+                          "use '--enforce-eager' in the CLI.")], DiagnosisContext(service="vllm", failed=True))
+    assert eager.fix.text.count("--enforce-eager") == 1 and eager.fix.flag == "--enforce-eager"
+    model = diagnose_log([("ValueError: With `vllm serve`, you should provide the model as a positional argument or in "
+                          "a config file instead of via the `--model` option.")],
+                         DiagnosisContext(service="vllm", failed=True))
+    assert (model.fix.key, model.fix.flag) == ("vllm.model_path", "--model")
+    assert "remove --model from vllm.extra_args" in model.fix.text
+
+
+def test_a_client_side_refusal_names_the_engines_key():
+    # The proxy relays vLLM's refusal ("try increasing the context size"): the window is the engine's key;
+    # nginx's own setting of that name would be no engine flag.
+    window = named_remedies([("srv    send_error: task id = 2119, error: the request exceeds the available context "
+                             "size. try increasing the context size or enable context shift")])[0]
+    assert placement(window, "filter-proxy").key == "vllm.max_model_len"
+    assert as_flag(window, "filter-proxy") == "--max-model-len"
+    assert placement(window, "nginx").key is None and as_flag(window, "nginx") is None
