@@ -209,7 +209,9 @@ def _chat_template_missing(evidence: Evidence) -> Diagnosis:
                      "which ships one", key="vllm.extra_args", flag="--chat-template"), severity=Severity.advisory)
 
 
-_MM_LIMIT = re.compile(r"At most (?P<limit>\d+) (?P<modality>image|video|audio)\(s\) may be provided in one request"
+# "in one request" (vLLM 0.7), "in one prompt" (later releases, which add "Set `--limit-mm-per-prompt` to
+# increase this limit").
+_MM_LIMIT = re.compile(r"At most (?P<limit>\d+) (?P<modality>image|video|audio)\(s\) may be provided in one (?:request|prompt)"
                        r"|You set (?P<set_modality>image|video|audio)=(?P<set_limit>\d+) \(or defaulted to 1\) in "
                        r"`--limit-mm-per-prompt`, but passed (?P<passed>\d+)")
 
@@ -230,7 +232,7 @@ def _mm_limit_per_prompt(evidence: Evidence) -> Diagnosis:
 
 
 SIGNATURES: tuple[Signature, ...] = (
-    signature(Cause.mm_limit_per_prompt, r"At most \d+ (?:image|video|audio)\(s\) may be provided in one request"
+    signature(Cause.mm_limit_per_prompt, r"At most \d+ (?:image|video|audio)\(s\) may be provided in one (?:request|prompt)"
               r"|\(or defaulted to 1\) in `--limit-mm-per-prompt`, but passed", _mm_limit_per_prompt),
     # Before the window wording below, which also matches it: the scheduler's limit may be the batch budget.
     signature(Cause.prompt_exceeds_batched_tokens, _SCHEDULER_LIMIT.pattern, _prompt_exceeds_batched_tokens),
