@@ -155,6 +155,7 @@ class Cause(str, Enum):
     gpu_device_rules_denied = "gpu-device-rules-denied"
     nvidia_cdi_hook_missing = "nvidia-cdi-hook-missing"
     nvidia_toolkit_imex_channel = "nvidia-toolkit-imex-channel"
+    torch_compile_failed = "torch-compile-failed"
     # no signature knows it: the decisive error line and the remedy the log names (fallback.py)
     unrecognised = "unrecognised"
 

@@ -1,14 +1,16 @@
 """The engine install and what it can load: a Hugging Face cache it may not write, a compiled
 extension built against another torch, a package out of step with the code importing it
 (transformers, outlines), a model format or config newer than the engine, a
-tokenizer it cannot load, and a tensor parallel size larger than the GPUs it sees."""
+tokenizer it cannot load, a tensor parallel size larger than the GPUs it sees, and a torch.compile
+step that fails while the engine builds the model's graph."""
 
 from __future__ import annotations
 
 import re
 
 from stackctl.diagnosis.evidence import Evidence
-from stackctl.diagnosis.signature import Signature, found, signature
+from stackctl.diagnosis.log_lines import strip_prefixes
+from stackctl.diagnosis.signature import CONSEQUENCE, Signature, found, signature
 from stackctl.diagnosis.verdict import Cause, Diagnosis, Fix
 
 _EXTRA_ARGS = "vllm.extra_args"
@@ -109,6 +111,31 @@ def _tp_exceeds_gpus(evidence: Evidence) -> Diagnosis:
                  **({"tensor_parallel_size": int(asked), "gpus": int(gpus)} if values else {}))
 
 
+# An older record's prefix, which strip_prefixes leaves: "ERROR 04-23 00:04:19 multiproc_worker_utils.py:240]".
+_OLD_RECORD = re.compile(r"^.*?\.py:\d+\]\s?")
+_COMPILE_ERROR = re.compile(r"(?:InductorError|BackendCompilerFailed): (?:backend='\w+' raised:\s*)?(?P<error>\S.*)")
+
+
+def _torch_compile_failed(evidence: Evidence) -> Diagnosis:
+    """vLLM compiles the model with torch.compile (PyTorch's inductor, Triton kernels built with the
+    host's C compiler) before it captures CUDA graphs; a compiler bug, a torch/Triton pairing or a
+    missing compiler stops the start there. Eager mode skips that step."""
+    # The error is on the trigger's line, or (after "raised:") on the next one.
+    following = [_OLD_RECORD.sub("", strip_prefixes(line)).strip()
+                 for line in evidence.lines[evidence.index:evidence.index + 2]]
+    match = _COMPILE_ERROR.search(" ".join(following))
+    error = match["error"].strip() if match else ""
+    return found(evidence, Cause.torch_compile_failed,
+                 "vLLM's torch.compile step (PyTorch inductor) failed while building the model's graph"
+                 + (f": {error[:160]}" if error else ""),
+                 Fix(f"start without compiling: add --enforce-eager to {_EXTRA_ARGS} in stack.yaml (no torch.compile "
+                     "and no CUDA graphs: slower decoding, the same answers); then try an images.vllm whose torch "
+                     "and Triton match (a native engine: `stackctl install-engine` again) and clear "
+                     "~/.cache/vllm/torch_compile_cache; a gcc or Python.h error needs a C compiler and the Python "
+                     "headers where vLLM runs", key=_EXTRA_ARGS, flag="--enforce-eager"),
+                 **({"error": error[:160]} if error else {}))
+
+
 SIGNATURES: tuple[Signature, ...] = (
     signature(Cause.hf_cache_permission,
               r"PermissionError: \[Errno 13\] Permission denied: '[^']*(?:\.cache|huggingface)", _hf_cache_permission),
@@ -125,4 +152,8 @@ SIGNATURES: tuple[Signature, ...] = (
     signature(Cause.tp_exceeds_gpus,
               r"set tensor_parallel_size to less than max local gpu count|world_size \(\d+\) is less than than max "
               r"local gpu count", _tp_exceeds_gpus),
+    # A consequence weight: an out-of-memory error or a missing kernel image during compilation names
+    # its own cause.
+    signature(Cause.torch_compile_failed, r"torch\._inductor\.exc\.InductorError|BackendCompilerFailed: backend=",
+              _torch_compile_failed, CONSEQUENCE),
 )

@@ -135,6 +135,7 @@ BY_CLASS: dict[Cause, Expect] = {
     C.grafana_config_missing: Expect("images.grafana", says=("grafana.ini", "/etc/grafana")),
     C.service_flag_unknown: Expect("images.{service}", "{flag}", says=("--help",)),
     C.mm_limit_per_prompt: Expect("vllm.extra_args", "--limit-mm-per-prompt", severity=ADVISORY),
+    C.torch_compile_failed: Expect("vllm.extra_args", "--enforce-eager", says=("torch_compile_cache",)),
     C.quantization_config_missing: Expect("model", "--quantization", says=("pre-quantized", "AutoAWQ")),
     C.quantization_method_unknown: Expect("images.vllm", says=("newer vLLM",)),
     C.model_not_cached_offline: Expect("vllm.model_path", env="HF_HUB_OFFLINE", says=("huggingface-cli download",)),

@@ -102,3 +102,19 @@ def test_grafanas_background_installer_tells_its_own_apps_from_a_plugin_asked_fo
     assert diagnose_log([asked], grafana).fix.env == "GF_INSTALL_PLUGINS"
     assert diagnose_log([own], grafana).cause is Cause.grafana_preinstall_offline
     assert diagnose_log([missing], grafana).cause is not Cause.grafana_plugin_offline
+
+
+def test_a_torch_compile_failure_from_a_report_the_class_was_not_built_from():
+    # vLLM issue 11450's error line: the class was built from issues 17018 and 28982.
+    line = "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised: TypeError: 'int' object is not iterable"
+    diagnosis = diagnose_log(["INFO 12-23 21:29:38 model_runner.py:1415] Capturing cudagraphs for decoding.", line])
+    assert diagnosis.cause is Cause.torch_compile_failed
+    assert (diagnosis.fix.key, diagnosis.fix.flag) == ("vllm.extra_args", "--enforce-eager")
+    assert diagnosis.values["error"] == "TypeError: 'int' object is not iterable"
+
+
+def test_an_out_of_memory_error_during_compilation_names_its_own_cause():
+    lines = ["torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:",
+             ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 80.00 MiB. GPU 0 has a total capacity of "
+             "139.72 GiB of which 60.69 MiB is free.")]
+    assert diagnose_log(lines).cause is Cause.cuda_oom
