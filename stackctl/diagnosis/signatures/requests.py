@@ -249,7 +249,10 @@ SIGNATURES: tuple[Signature, ...] = (
     signature(Cause.tool_parser_failure,
               r"Error in extracting tool call from response|Error trying to handle streaming tool call"
               r"|_tool_parser\.py:\d+\]|_tool_parser\.py\", line \d+", _tool_parser_failure),
-    signature(Cause.chat_template_missing, r"default chat template is no longer allowed", _chat_template_missing),
+    # transformers' wordings: the tokenizer's (v4.44+), apply_chat_template's and a processor's (multimodal).
+    signature(Cause.chat_template_missing,
+              r"default chat template is no longer allowed|tokenizer\.chat_template is not set and no template argument"
+              r"|No chat template is set for this processor", _chat_template_missing),
     # The access log's 400 alone: any reason the log states next to it weighs more.
     signature(Cause.request_refused_unlogged, _REFUSED.pattern, _request_refused_unlogged, ADVISORY),
 )

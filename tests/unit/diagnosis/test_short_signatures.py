@@ -118,3 +118,13 @@ def test_an_out_of_memory_error_during_compilation_names_its_own_cause():
              ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 80.00 MiB. GPU 0 has a total capacity of "
              "139.72 GiB of which 60.69 MiB is free.")]
     assert diagnose_log(lines).cause is Cause.cuda_oom
+
+
+def test_a_missing_chat_template_in_transformers_other_wording():
+    # NVlabs/VILA#160's error (the class's newer wordings were built from omlx#2005 and lmms-eval#661).
+    line = ("ValueError: Cannot use chat template functions because tokenizer.chat_template is not set and no template "
+            "argument was passed! For information about writing templates and setting the tokenizer.chat_template "
+            "attribute, please see the documentation at https://huggingface.co/docs/transformers/main/en/chat_templating")
+    diagnosis = diagnose_log([line])
+    assert diagnosis.cause is Cause.chat_template_missing
+    assert (diagnosis.fix.key, diagnosis.fix.flag) == ("vllm.extra_args", "--chat-template")
