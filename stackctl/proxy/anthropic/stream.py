@@ -83,6 +83,7 @@ class AnthropicStream:
         translator = self.translator
         splitter = EventSplitter()
         read = upstream.read
+        done = False  # [DONE] came: what follows it is the body's end, read to keep the connection
         try:
             while data := await read():
                 out = b""
@@ -95,6 +96,7 @@ class AnthropicStream:
                             continue
                         if payload == b"[DONE]":
                             out += translator.finish()
+                            done = True
                             break
                     try:
                         chunk = decode_chunk(payload)
@@ -109,10 +111,13 @@ class AnthropicStream:
                 if out:
                     await self.send(out)
                 if translator.turn_over:
+                    if done:
+                        await upstream.finish()
                     return
         except StreamError as error:
             await self.send(translator.fail(self._broken(error)))
             return
+        upstream.release()  # read to its end
         if translator.saw_finish_reason:
             # Some servers end with finish_reason and no [DONE]; the reply is complete anyway.
             await self.send(translator.finish())

@@ -34,6 +34,8 @@ _CHECKS_PER_TIMEOUT = 10  # a streamed body's silence is looked at this often pe
 # own, reply_stream.py); 128 agents must not queue on it.
 _MAX_CONNECTIONS = 1024
 _KEEPALIVE_SECONDS = 30.0
+# How long the body's end may lag its last event ([DONE]) before the connection is given up.
+_BODY_END_S = 2.0
 
 
 @dataclass(frozen=True)
@@ -99,15 +101,36 @@ class BackendStream:
         # end. The connection's own reader, called directly: a wrapper costs a frame per token.
         self.read: Callable[[], Awaitable[bytes]] = reply.read
         self._silence = SilenceWatch(reply, read_timeout_s)
+        self._released = False
 
     async def aread(self) -> bytes:
         return await self._reply.read_all()
 
+    async def finish(self) -> None:
+        """Once the reply's last event ([DONE]) is in: read the body's end (vLLM writes it on
+        its own; only a connection whose reply was read to its end is kept, so without this every
+        such reply cost a new connection), then give the connection back. A backend that goes
+        on past [DONE] for longer than _BODY_END_S has its connection closed instead."""
+        read = self._reply.read
+        try:
+            async with asyncio.timeout(_BODY_END_S):
+                while await read():
+                    pass
+        except StreamError:
+            pass
+        self.release()
+
+    def release(self) -> None:
+        """Give the connection back now, before the client's reply ends (its next request may
+        come at once and should find it): a whole reply's connection is kept; an unfinished one
+        (the client left) is closed, so vLLM aborts the request and frees its slot. Once only."""
+        if not self._released:
+            self._released = True
+            self._silence.cancel()
+            self._pool.release(self._reply)
+
     async def aclose(self) -> None:
-        self._silence.cancel()
-        # A whole reply's connection is kept; an unfinished one (the client left) is closed, so
-        # vLLM aborts the request and frees its slot.
-        self._pool.release(self._reply)
+        self.release()
 
 
 class Backend:

@@ -69,6 +69,36 @@ def test_client_disconnect_during_prefill_cancels_the_backend_request(
     assert eventually(lambda: len(backend.disconnects) > before)
 
 
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [
+        (
+            "/v1/messages",
+            {"model": "claude-x", "max_tokens": 9, "stream": True,
+             "messages": [{"role": "user", "content": "scenario:text pace=0.01"}]},
+        ),
+        (
+            "/v1/chat/completions",
+            {"model": "gpt-4o", "stream": True,
+             "messages": [{"role": "user", "content": "scenario:text pace=0.01"}]},
+        ),
+    ],
+)
+def test_whole_streams_keep_their_backend_connection(
+    proxy: RunningProxy, backend: ScriptedBackend, path: str, body: dict[str, object]
+) -> None:
+    # Like vLLM, the backend writes the body's end apart from [DONE] (paced: it comes later);
+    # a reply not read to that end would cost each request a new connection to vLLM.
+    before = len(backend.requests)
+    with httpx.Client(headers={"x-api-key": ALICE_KEY}, timeout=30) as client:
+        for _ in range(4):
+            with client.stream("POST", proxy.base_url + path, json=body) as response:
+                assert response.status_code == 200
+                assert response.read().rstrip().endswith((b"[DONE]", b'{"type":"message_stop"}'))
+    peers = {r.peer for r in list(backend.requests)[before:] if r.path == "/v1/chat/completions"}
+    assert len(peers) == 1, f"4 streamed replies came over {len(peers)} backend connections"
+
+
 def test_metrics_count_requests_tokens_and_latency(proxy: RunningProxy) -> None:
     client = proxy.anthropic(api_key=BOB_KEY)
     client.messages.create(

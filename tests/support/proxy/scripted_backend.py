@@ -76,6 +76,7 @@ class Recorded:
     path: str
     headers: dict[str, str]
     body: dict[str, Any]
+    peer: tuple[str, int] | None = None  # the connection it came on (the proxy's address and port)
 
 
 @dataclass
@@ -141,7 +142,9 @@ class ScriptedBackend:
         if problem:
             await _bad_request(send, problem)
             return
-        self.requests.append(Recorded(path=path, headers=headers, body=payload))
+        client = scope.get("client")
+        self.requests.append(Recorded(path=path, headers=headers, body=payload,
+                                      peer=tuple(client) if client else None))
         if path == "/v1/models":
             await _json(
                 send,
