@@ -37,7 +37,8 @@ held-out set of real failure logs collected from other public reports and never 
   and tests/data/heldout_round10 (34 logs from 34 other reports, mostly 2025-2026: Docker 29's
   minimum API version, Grafana 12, Prometheus 3, newer vLLM releases, collected while round 9's
   classes were being built, by a collector who saw neither the signatures nor that work: 12/34 =
-  35.3%, own set then 892/892; its misses are the classes to build next, from other reports).
+  35.3%, own set then 892/892; its misses led to classes built by cause from other reports, kept under
+  tests/data/service_failures: own set then 941/941).
 - held-out: tests/data/heldout_failures, the next round: logs from other reports, collected after
   round 10 was built from; until one is collected the directory is empty and no held-out figure is
   printed. Each file's
