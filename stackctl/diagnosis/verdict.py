@@ -156,6 +156,18 @@ class Cause(str, Enum):
     nvidia_cdi_hook_missing = "nvidia-cdi-hook-missing"
     nvidia_toolkit_imex_channel = "nvidia-toolkit-imex-channel"
     torch_compile_failed = "torch-compile-failed"
+    # Round 10's misses, each built from other reports of the same cause
+    docker_client_too_old = "docker-client-too-old"
+    image_entrypoint_doubled = "image-entrypoint-doubled"
+    grafana_core_plugin_install = "grafana-core-plugin-install"
+    grafana_install_plugins_deprecated = "grafana-install-plugins-deprecated"
+    grafana_plugin_install_failed = "grafana-plugin-install-failed"
+    service_flag_deprecated = "service-flag-deprecated"
+    gpu_exporter_dcgm_mismatch = "gpu-exporter-dcgm-mismatch"
+    vllm_unauthorized = "vllm-unauthorized"
+    chat_template_content_format = "chat-template-content-format"
+    cuda_graph_capture_failed = "cuda-graph-capture-failed"
+    nginx_certbot_include_missing = "nginx-certbot-include-missing"
     # no signature knows it: the decisive error line and the remedy the log names (fallback.py)
     unrecognised = "unrecognised"
 

@@ -109,8 +109,8 @@ def _client_url_unreachable(evidence: Evidence) -> Diagnosis:
 
 def _codex_wire_api(evidence: Evidence) -> Diagnosis:
     return found(evidence, Cause.codex_wire_api,
-                 "Codex speaks only the Responses API now, but its provider is set to (or its server only offers) "
-                 "Chat Completions",
+                 "the client (Codex) speaks only the Responses API (/v1/responses) now, but its provider is set to "
+                 "(or its server only offers) Chat Completions",
                  Fix("in ~/.codex/config.toml set the provider's wire_api = \"responses\" and its base_url to the "
                      "filter-proxy's /v1 (http://HOST:PORT/v1, ports.proxy), which serves /v1/responses for vLLM; "
                      "`stackctl connect codex` writes that provider; a gateway without /v1/responses cannot serve "
@@ -201,7 +201,9 @@ SIGNATURES: tuple[Signature, ...] = (
     # Codex's own refusal of the chat wire, its deprecation notice, and a server without the Responses route.
     signature(Cause.codex_wire_api,
               r"only supported in v1/responses and not in v1/chat/completions|wire_api = \"chat\"`? is no longer "
-              r"supported|Support for the \"chat\" wire API is deprecated|Invalid URL \(GET /v1/responses\)",
+              r"supported|Support for the \"chat\" wire API is deprecated|Invalid URL \(GET /v1/responses\)"
+              # A server's access log refusing the Responses route (no such route, or no WebSocket on it).
+              r"|\"(?:POST /v1/responses HTTP/[\d.]+\" 404|WebSocket /v1/responses\" 403)",
               _codex_wire_api),
     signature(Cause.litellm_provider_prefix, r"LLM Provider NOT provided", _litellm_provider_prefix),
     # LiteLLM's router and proxy, for a model name its model_list lacks.

@@ -50,6 +50,13 @@ _TRANSFORMERS_RAISED = re.compile(r"(?:^|\s)transformers\.[\w.]+\.\w*(?:Error|Ex
                                   r"|has no attribute all_special_tokens_extended")
 
 
+# A call from vLLM's code into another package that the installed package's signature refuses (a
+# keyword it no longer takes, a positional-only argument): the package the call names is out of step.
+_SIGNATURE_REFUSED = (r"TypeError: [\w.]+\(\) (?:got (?:an unexpected keyword argument|some positional-only arguments "
+                      r"passed as keyword arguments)|missing \d+ required positional argument)")
+_CALLED_LIBRARY = re.compile(r"(?:\w+ = )?(?:await )?(?P<library>(?!self\b|vllm\b)[a-z_]\w*)\.[A-Z]?\w*[.(]")
+
+
 def _engine_dependency_mismatch(evidence: Evidence) -> Diagnosis:
     """A name the code expects is missing from an installed package: that package is newer or older
     than the one vLLM (or the model's code) was written against, usually after a pip install over
@@ -57,7 +64,8 @@ def _engine_dependency_mismatch(evidence: Evidence) -> Diagnosis:
     said = evidence.read(_IMPORT)
     # transformers' own exceptions, and the tokenizer attribute transformers 5 removed, name it.
     transformers = not said and bool(_TRANSFORMERS_RAISED.search(evidence.text))
-    package = said.get("module", "").split(".")[0] or ("transformers" if transformers else "a dependency")
+    called = _called_library(evidence)
+    package = said.get("module", "").split(".")[0] or ("transformers" if transformers else called or "a dependency")
     name = said.get("name", "")
     return found(evidence, Cause.engine_dependency_mismatch,
                  (f"the installed {package} has no {name}: its version is out of step with the vLLM (or the model's "
@@ -70,6 +78,40 @@ def _engine_dependency_mismatch(evidence: Evidence) -> Diagnosis:
                      f"the version vLLM requires). Never `pip install "
                      f"{package}` over the engine; `pip check` lists what no longer matches",
                      key="images.vllm"), **({"package": package} if said or transformers else {}))
+
+
+def _traceback_before(evidence: Evidence) -> list[str]:
+    return [line.strip() for line in evidence.lines[max(0, evidence.index - 8):evidence.index]]
+
+
+def _called_library(evidence: Evidence) -> str:
+    """The package whose function the last statement of the traceback called (`llguidance.X(...)`)."""
+    for line in reversed(_traceback_before(evidence)):
+        match = _CALLED_LIBRARY.match(line)
+        if match:
+            return match["library"]
+    return ""
+
+
+def _engine_dependency_mismatch_in_vllm(evidence: Evidence) -> Diagnosis:
+    if not any(re.search(r"[/\\]vllm[/\\]", line) for line in _traceback_before(evidence)):
+        # No vLLM frame made the call (a user's script, a client): not the engine's to fix.
+        raise ValueError("no vLLM frame")
+    return _engine_dependency_mismatch(evidence)
+
+
+def _cuda_graph_capture_failed(evidence: Evidence) -> Diagnosis:
+    """A kernel that this vLLM release runs while it captures CUDA graphs is not capturable (a
+    release regression, or a feature such as speculative decoding that its capture path gets wrong):
+    the release before it, or eager mode, starts."""
+    return found(evidence, Cause.cuda_graph_capture_failed,
+                 "vLLM failed while capturing CUDA graphs: a kernel it runs under capture does an operation CUDA "
+                 "forbids there (cudaErrorStreamCaptureUnsupported), a bug of this vLLM release, not of the GPU",
+                 Fix("downgrade vLLM: pin the vLLM version by setting images.vllm to the previous vLLM release that "
+                     "started this model (a nightly or a new release is the usual culprit; report it upstream), or "
+                     f"add --enforce-eager to {_EXTRA_ARGS} in stack.yaml to skip CUDA graphs (slower decoding) until "
+                     "a fixed release; a feature named in the traceback (speculative decoding, a new attention "
+                     "backend) can be turned off instead", key="images.vllm"))
 
 
 def _engine_too_old_for_model(evidence: Evidence) -> Diagnosis:
@@ -143,6 +185,12 @@ SIGNATURES: tuple[Signature, ...] = (
     signature(Cause.engine_dependency_mismatch, r"ImportError: cannot import name '\w+' from '(?!vllm\b)[\w.]+'",
               _engine_dependency_mismatch),
     signature(Cause.engine_dependency_mismatch, _TRANSFORMERS_RAISED.pattern, _engine_dependency_mismatch),
+    # Only where vLLM's own frame made the call: a TypeError in a user's script is no engine mismatch.
+    signature(Cause.engine_dependency_mismatch, _SIGNATURE_REFUSED, _engine_dependency_mismatch_in_vllm, CONSEQUENCE),
+    # Graph capture refused by a kernel this release runs under capture; an out-of-memory during capture is memory's.
+    signature(Cause.cuda_graph_capture_failed,
+              r"cudaErrorStreamCapture(?:Unsupported|Invalidated)|operation not permitted when stream is capturing"
+              r"|CUDA_ERROR_STREAM_CAPTURE_(?:UNSUPPORTED|INVALIDATED)", _cuda_graph_capture_failed),
     signature(Cause.engine_too_old_for_model,
               r"config file at '[^']+\.gguf' is not a valid JSON file|`?rope_scaling`? must be a dictionary with (?:with )?"
               r"two fields", _engine_too_old_for_model),

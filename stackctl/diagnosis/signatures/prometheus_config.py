@@ -13,10 +13,13 @@ from stackctl.diagnosis.verdict import Cause, Diagnosis, Fix
 # Prometheus's words for a configuration file it cannot read: the line and the fields it names.
 _CONFIG_LINE = re.compile(r"\bline (?P<line>\d+): (?P<problem>[^\\\"]+)")
 # Prometheus 2+ ("field X not found in type config.plain") and 1.x ("unknown fields in scrape_config: X").
-_UNKNOWN_FIELD = re.compile(r"field (?P<field>\w+) not found in type|unknown fields in \w+: (?P<old>\w+)")
+_UNKNOWN_FIELD = re.compile(r"field (?P<field>\w+) not found in type|unknown fields in \w+(?: config)?: (?P<old>\w+)")
 # Fields older Prometheus releases took, with where they live now.
 _MOVED_FIELDS = {"labels": "global.external_labels (or labels under a static_configs entry)",
-                 "target_groups": "static_configs", "bearer_token": "authorization.credentials"}
+                 "target_groups": "static_configs", "bearer_token": "authorization.credentials",
+                 # Typos of the plural the section wants.
+                 "static_config": "static_configs", "scrape_config": "scrape_configs",
+                 "relabel_config": "relabel_configs", "rule_file": "rule_files"}
 # Fields newer than some Prometheus still in use, with the release that added them: a file written
 # for that release fails on an older images.prometheus.
 _NEWER_FIELDS = {"fallback_scrape_protocol": "3.0", "scrape_protocols": "2.49", "static_configs": "0.14"}

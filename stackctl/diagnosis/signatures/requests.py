@@ -158,10 +158,12 @@ def _system_message_position(evidence: Evidence) -> Diagnosis:
                      severity=Severity.advisory)
     return found(evidence, Cause.system_message_position,
                  "a client sent a system message after the first one, which this model's chat template refuses",
-                 Fix("Anthropic clients (Claude Code) through the filter-proxy never send one: it places their inline "
-                     "system text where it stood as a <system-reminder> (the proxy's --system-placement in-place); "
-                     "an OpenAI client must merge its system messages into the first one or send later ones as user "
-                     "messages"), severity=Severity.advisory)
+                 Fix("fix the system message placement: Anthropic clients (Claude Code) through the filter-proxy never "
+                     "send one, as the proxy places their inline system text where it stood as a <system-reminder> "
+                     "(the proxy's --system-placement in-place); an OpenAI client (or the gateway in front of vLLM) "
+                     "must merge system messages into a single leading system message (move the system message to the "
+                     "beginning) or send later ones as user messages; or serve the model with a custom chat template "
+                     "that accepts them (--chat-template in vllm.extra_args)"), severity=Severity.advisory)
 
 
 def _system_role_unsupported(evidence: Evidence) -> Diagnosis:

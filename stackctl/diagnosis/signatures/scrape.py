@@ -71,7 +71,8 @@ def _exporter_invalid_metric_output(evidence: Evidence) -> Diagnosis:
 SIGNATURES: tuple[Signature, ...] = (
     # Prometheus 3.0's two wordings: a Content-Type it does not know, and none at all.
     signature(Cause.prometheus_scrape_content_type,
-              r"received unsupported Content-Type .* and no fallback_scrape_protocol specified"
+              # (a paste cut after the type still names it)
+              r"received unsupported Content-Type \\?\"[^\"\\]*(?:\\?\"? and no fallback_scrape_protocol|$)"
               r"|non-compliant scrape target sending blank Content-Type and no fallback_scrape_protocol",
               _scrape_content_type, ADVISORY + 1),
     # Prometheus's text parser (2.x and 3.x) and its older append error, on a value that is no number.

@@ -94,8 +94,10 @@ def _certbot_dns_missing(evidence: Evidence) -> Diagnosis:
     domain = evidence.read(re.compile(r"NXDOMAIN looking up (?:A|AAAA) for (?P<domain>[\w.-]+\w)")).get("domain", "")
     return found(evidence, Cause.certbot_dns_missing,
                  f"{domain or 'the hostname'} has no DNS record, so Let's Encrypt cannot validate it",
-                 Fix("create an A (and/or AAAA) record for hostname pointing at this host's public address, wait for "
-                     "it to resolve (`dig +short NAME`), or fix a typo in hostname in stack.yaml; then `stackctl up`",
+                 Fix("create a DNS record for hostname: an A record (and/or AAAA) pointing at this host's public "
+                     "address, at the DNS provider of the domain; wait for it to resolve (`dig +short NAME`: a new "
+                     "record takes minutes to propagate, and certbot sees NXDOMAIN until then), or fix a typo in "
+                     "hostname in stack.yaml; then `stackctl up`",
                      key="hostname"), **({"domain": domain} if domain else {}))
 
 
