@@ -38,12 +38,14 @@ held-out set of real failure logs collected from other public reports and never 
   minimum API version, Grafana 12, Prometheus 3, newer vLLM releases, collected while round 9's
   classes were being built, by a collector who saw neither the signatures nor that work: 12/34 =
   35.3%, own set then 892/892; its misses led to classes built by cause from other reports, kept under
-  tests/data/service_failures: own set then 941/941).
-- held-out: tests/data/heldout_failures, round 11: 37 logs from 37 other reports (mostly
-  2025-2026: DGX Spark/GB10 builds, newer vLLM, toolkit and CDI releases, supervisord), collected
-  while round 10's classes were being built, by a collector who saw neither the signatures nor
-  that work (none of its reports is used anywhere else under tests/ or stackctl/); measured once:
-  12/37 = 32.4% (own set then 941/941). Each file's
+  tests/data/service_failures: own set then 941/941) and tests/data/heldout_round11 (37 logs from
+  37 other reports, mostly 2025-2026: DGX Spark/GB10 builds, newer vLLM, toolkit and CDI releases,
+  supervisord, collected while round 10's classes were being built, by a collector who saw neither
+  the signatures nor that work: 12/37 = 32.4%, own set then 941/941; its misses are the classes
+  to build next, from other reports).
+- held-out: tests/data/heldout_failures, the next round: logs from other reports, collected after
+  round 11 was built from; until one is collected the directory is empty and no held-out figure is
+  printed. Each file's
   `# fix:` header lists what a right fix names (`key=`, `flag=`, `env=`: that field of the fix;
   `text=`: words in the fix sentence); any one suffices. The class in the file name is only a
   label: a fix reached by another class, or by the fallback reading the remedy the log names,
