@@ -168,6 +168,23 @@ class Cause(str, Enum):
     chat_template_content_format = "chat-template-content-format"
     cuda_graph_capture_failed = "cuda-graph-capture-failed"
     nginx_certbot_include_missing = "nginx-certbot-include-missing"
+    # Round 11's misses, built by cause.
+    attention_backend_forced_invalid = "attention-backend-forced-invalid"
+    kernel_arch_guard = "kernel-arch-guard"
+    cuda_toolkit_too_old_for_gpu = "cuda-toolkit-too-old-for-gpu"
+    tokenizer_mode_unknown = "tokenizer-mode-unknown"
+    spec_decode_token_budget = "spec-decode-token-budget"
+    position_index_out_of_range = "position-index-out-of-range"
+    supervisor_user_unknown = "supervisor-user-unknown"
+    dcgm_profiling_module_missing = "dcgm-profiling-module-missing"
+    dcgm_field_unsupported = "dcgm-field-unsupported"
+    grafana_not_a_dashboard = "grafana-not-a-dashboard"
+    nginx_directive_deprecated = "nginx-directive-deprecated"
+    nginx_directive_misplaced = "nginx-directive-misplaced"
+    certbot_nginx_server_root = "certbot-nginx-server-root"
+    prometheus_feature_flag_removed = "prometheus-feature-flag-removed"
+    anthropic_system_role_refused = "anthropic-system-role-refused"
+    cuda_init_unknown = "cuda-init-unknown"
     # no signature knows it: the decisive error line and the remedy the log names (fallback.py)
     unrecognised = "unrecognised"
 

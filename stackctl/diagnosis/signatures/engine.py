@@ -36,10 +36,12 @@ def _engine_abi_mismatch(evidence: Evidence) -> Diagnosis:
     library = evidence.read(re.compile(r"(?P<library>\S*_C\S*\.so)")).get("library", "vllm's _C extension")
     return found(evidence, Cause.engine_abi_mismatch,
                  f"{library} was built against another torch than the one installed (undefined symbol): the engine's "
-                 "packages do not match",
+                 "packages do not match (a torch ABI mismatch)",
                  Fix("install vLLM with the torch it was built for, in a clean environment: `stackctl install-engine` "
-                     "rebuilds the native engine's venv (a pip install of another torch over vLLM breaks it); under "
-                     "Compose use an images.vllm that ships both, e.g. stackctl's default", key="images.vllm"),
+                     "rebuilds the native engine's venv (a pip install of another torch version over vLLM breaks it); "
+                     "under Compose use an images.vllm that ships both, e.g. stackctl's default, or rebuild the image "
+                     "so vLLM is compiled against the matching torch (install torch first, build vLLM last)",
+                     key="images.vllm"),
                  library=library)
 
 
@@ -181,7 +183,8 @@ def _torch_compile_failed(evidence: Evidence) -> Diagnosis:
 SIGNATURES: tuple[Signature, ...] = (
     signature(Cause.hf_cache_permission,
               r"PermissionError: \[Errno 13\] Permission denied: '[^']*(?:\.cache|huggingface)", _hf_cache_permission),
-    signature(Cause.engine_abi_mismatch, r"_C\S*\.so: undefined symbol", _engine_abi_mismatch),
+    # The mangled names of torch's own namespaces (c10, at, torch) undefined: built against another torch.
+    signature(Cause.engine_abi_mismatch, r"_C\S*\.so: undefined symbol|undefined symbol: _ZN(?:3c10|2at|5torch)\d", _engine_abi_mismatch),
     signature(Cause.engine_dependency_mismatch, r"ImportError: cannot import name '\w+' from '(?!vllm\b)[\w.]+'",
               _engine_dependency_mismatch),
     signature(Cause.engine_dependency_mismatch, _TRANSFORMERS_RAISED.pattern, _engine_dependency_mismatch),

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from stackctl.diagnosis.evidence import Evidence
-from stackctl.diagnosis.signature import Signature, found, signature
+from stackctl.diagnosis.signature import CONSEQUENCE, Signature, found, signature
 from stackctl.diagnosis.verdict import Cause, Diagnosis, Fix
 
 _RUNTIME = ("run it with the NVIDIA runtime: stackctl's Compose file reserves the GPU (`deploy.resources.reservations."
@@ -48,6 +48,30 @@ def _runtime_missing(evidence: Evidence) -> Diagnosis:
                      "NVIDIA_VISIBLE_DEVICES and NVIDIA_DRIVER_CAPABILITIES=compute,utility, which a CUDA base image "
                      f"(nvidia/cuda, NGC) sets; a plain ubuntu image under nvidia-docker gets no GPU. Keep {key} an "
                      "image built on nvidia/cuda; then `stackctl up`", key=key))
+
+
+def _runtime_hook_missing(evidence: Evidence) -> Diagnosis:
+    amd = "AMD CDI" in evidence.line
+    return found(evidence, Cause.no_gpu_runtime,
+                 "Docker's --gpus found no NVIDIA runtime hook (nvidia-container-runtime-hook is not installed or not "
+                 "in the daemon's PATH)" + (", so it fell through to its AMD CDI driver" if amd else ""),
+                 Fix("install (or reinstall) the NVIDIA container toolkit package, which puts nvidia-container-runtime-"
+                     "hook in /usr/bin: `sudo apt install --reinstall nvidia-container-toolkit`, `sudo nvidia-ctk "
+                     "runtime configure --runtime=docker` and `sudo systemctl restart docker` (it reads PATH at start); "
+                     "`stackctl doctor` checks it. With the nvidia runtime configured, --runtime=nvidia (Compose: "
+                     "`runtime: nvidia`) instead of --gpus all also works, without Docker's --gpus lookup"))
+
+
+def _cuda_init_unknown(evidence: Evidence) -> Diagnosis:
+    return found(evidence, Cause.cuda_init_unknown,
+                 "CUDA could not initialise inside the container (cuInit: CUDA_ERROR_UNKNOWN) although the host's GPU "
+                 "works: the driver pieces the container toolkit mounted do not work together",
+                 Fix("if it began after an NVIDIA Container Toolkit update (`nvidia-ctk --version`; the toolkit and "
+                     "libnvidia-container packages), roll back the container toolkit: downgrade both packages to the "
+                     "version that worked (e.g. 1.19.0 where 1.19.1 broke it) and `sudo systemctl restart docker`, "
+                     "until a fixed release; otherwise load nvidia-uvm on the host (`sudo modprobe nvidia-uvm`; after "
+                     "a suspend, reload it) and check `docker run --rm --gpus all nvidia/cuda:12.8.0-base-ubuntu24.04 "
+                     "nvidia-smi`"))
 
 
 _MODE = re.compile(r"(?:Auto-detected|Using requested) mode as '?(?P<mode>\w+)'?|requested mode '(?P<requested>\w+)'")
@@ -131,6 +155,9 @@ SIGNATURES: tuple[Signature, ...] = (
               _driver_libs_conflict),
     signature(Cause.container_runtime_missing, r"exec: \\?\"nvidia-smi\\?\": executable file not found in \$PATH",
               _runtime_missing),
+    signature(Cause.no_gpu_runtime, r"exec: \\?\"nvidia-container-runtime-hook\\?\": executable file not found"
+              r"|AMD CDI spec not found", _runtime_hook_missing),
+    signature(Cause.cuda_init_unknown, r"cuInit\(0\) failed -> CUDA_ERROR_UNKNOWN", _cuda_init_unknown, CONSEQUENCE),
     signature(Cause.gpu_hook_direct, r"invoking the NVIDIA Container Runtime Hook directly", _hook_direct),
     signature(Cause.gpu_device_rules_denied, r"nvidia-container-cli: mount error: failed to add device rules", _device_rules_denied),
     signature(Cause.nvidia_cdi_hook_missing, r"fork/exec \S*nvidia-cdi-hook: no such file or directory",

@@ -36,8 +36,9 @@ def _cuda_oom(evidence: Evidence) -> Diagnosis:
         lower = f" below {utilization:.2f}" if utilization else ""
         return found(evidence, Cause.cuda_graph_oom,
                      "the GPU ran out of memory while capturing CUDA graphs (after the KV cache was sized)",
-                     Fix(f"lower {_UTILIZATION}{lower} ({_UTILIZATION_FLAG}) to leave room for the graphs, or add "
-                         "--enforce-eager to vllm.extra_args to run without them",
+                     Fix(f"lower {_UTILIZATION}{lower} ({_UTILIZATION_FLAG}) to leave room for the graphs, "
+                         "lower vllm.max_num_seqs (--max-num-seqs: fewer batch sizes to capture), or add --enforce-eager "
+                         "to vllm.extra_args to run in eager mode, without CUDA graphs",
                          key=_UTILIZATION, flag=_UTILIZATION_FLAG), **values)
     if phase == "loading the weights":
         return found(evidence, Cause.weights_do_not_fit,

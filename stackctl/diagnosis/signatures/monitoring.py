@@ -186,10 +186,16 @@ def _service_flag_unknown(evidence: Evidence) -> Diagnosis:
     if renamed:
         text = (f"{flag} was renamed to {renamed} in newer releases: use the name the image's version knows "
                 f"(`docker run --rm IMAGE --help`), or pin {key} to the version the flag was written for")
+    elif values.get("kind") == "short" and service == "prometheus":
+        text = (f"the command uses Prometheus 1.x's single-dash flags (-config.file, -storage.local.path), which the "
+                f"Prometheus 2+ in {key} reads as short flags ({flag}): use double-dash flags with the 2.x names: "
+                "--config.file, --storage.tsdb.path (the storage.local.* flags are gone; `docker run --rm IMAGE "
+                "--help` lists them)")
     elif values.get("kind") == "short":
-        text = (f"the command uses the old single-dash flag syntax (-collector.x, node_exporter before 0.15), which "
-                f"the version in {key} reads as short flags ({flag}): write every flag with two dashes "
-                "(--collector.x) and the names this version has (`docker run --rm IMAGE --help`)")
+        text = (f"the command uses the old single-dash flag syntax (-collector.procfs, node_exporter before 0.15), "
+                f"which the version in {key} reads as short flags ({flag}): use double-dash flags with the names "
+                "renamed since (-collector.procfs is now --path.procfs, -collector.sysfs --path.sysfs; `docker run "
+                "--rm IMAGE --help` lists them)")
     else:
         # Go's own flag parser ("flag provided but not defined") is what releases before 0.15 used.
         why = ("an old version: its flag parser (Go's own, which writes every flag with one dash) predates "

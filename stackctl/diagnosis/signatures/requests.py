@@ -142,7 +142,7 @@ def _request_refused_unlogged(evidence: Evidence) -> Diagnosis:
                      "profile, so check that vllm.extra_args does not replace them and that the profile names a "
                      "parser for this model, then `stackctl up`; next come a request longer than the window "
                      "(vllm.max_model_len), a sampling value out of range (top_p=0), and a request field this vLLM "
-                     "does not know (a newer images.vllm)", key="vllm.extra_args", flag="--enable-auto-tool-choice"),
+                     "does not know (upgrade vLLM: a newer images.vllm; newer clients send fields older vLLM releases refuse)", key="vllm.extra_args", flag="--enable-auto-tool-choice"),
                  severity=Severity.advisory, route=route, refused=count)
 
 

@@ -80,7 +80,8 @@ def _supervisor_port_taken(evidence: Evidence) -> Diagnosis:
                  "or socket its configuration names",
                  Fix("one supervisord per configuration: if one already runs (`pgrep -a supervisord`), talk to it with "
                      "`supervisorctl -c THE_SAME_FILE` instead of starting another (natively `stackctl status`/`down` "
-                     "do); a second supervisord needs its own port and socket file in its supervisord.conf. Package "
+                     "do); a second supervisord needs its own port and socket file in its supervisord.conf (the file= of "
+                     "[unix_http_server], a sock file path no other supervisord uses). Package "
                      "installs read /etc/supervisor/supervisord.conf, pip's /etc/supervisord.conf: pass -c (or "
                      "symlink one to the other) so both commands read one configuration file. Only if none runs, "
                      "remove the stale socket (`unlink /tmp/supervisor.sock`)"))
@@ -115,7 +116,7 @@ SIGNATURES: tuple[Signature, ...] = (
               _supervisor_gave_up, CONSEQUENCE),
     signature(Cause.supervisor_not_running, r"unix://\S+\.sock no such file|unix://\S+\.sock refused connection"
               r"|https?://[\w.-]+:\d+ refused connection", _supervisor_not_running, CONSEQUENCE),
-    signature(Cause.supervisor_port_taken, r"Another program is already listening on a port that one of our HTTP "
+    signature(Cause.supervisor_port_taken, r"(?:An)?other program is already listening on a port that one of our HTTP "
               r"servers", _supervisor_port_taken),
     signature(Cause.supervisor_gave_up, r"exited: [\w.-]+ \(exit status \d+; not expected\)", _supervisor_gave_up,
               ADVISORY + 1),

@@ -71,7 +71,11 @@ def _nginx_upstream_host_unknown(evidence: Evidence) -> Diagnosis:
                  f"nginx cannot resolve its upstream {host}, so it does not start",
                  Fix(f"{f'{host} does not resolve here (`getent hosts {host}`): ' if host else ''}stackctl's "
                      "upstreams are addresses: on one box 127.0.0.1, on a split stack the GPU hosts' address under "
-                     "hosts: in stack.yaml; use IP addresses there (or names this host resolves), then `stackctl up`",
+                     "hosts: in stack.yaml; use IP addresses there (or names this host resolves), then `stackctl up`. An "
+                     "nginx in a Compose network of its own resolves a container name once, at start, and fails if "
+                     "that container is not up yet: use Docker's DNS resolver (`resolver 127.0.0.11 valid=10s;`) and a "
+                     "variable in proxy_pass (`set $up http://NAME:PORT; proxy_pass $up;`) to resolve the upstream at "
+                     "request time",
                      key="hosts"), **({"upstream": host} if host else {}))
 
 

@@ -162,6 +162,12 @@ BY_CLASS: dict[Cause, Expect] = {
     C.service_flag_deprecated: Expect(flag="{flag}", severity=ADVISORY, says=("replace",)),
     C.gpu_exporter_dcgm_mismatch: Expect("images.gpu-exporter", says=("newer dcgm-exporter image", "dcgmi -v")),
     C.nginx_certbot_include_missing: Expect("letsencrypt_dir", says=("remove the include", "certbot --nginx")),
+    # Round 11's misses, each built from other reports of the same cause.
+    C.supervisor_user_unknown: Expect(says=("user line in the program section", "existing user")),
+    C.dcgm_field_unsupported: Expect("images.gpu-exporter", says=("remove the unsupported metric", "counters file")),
+    C.grafana_not_a_dashboard: Expect(severity=ADVISORY, says=("move the non-dashboard JSON files", "unwrap")),
+    C.nginx_directive_deprecated: Expect(severity=ADVISORY, says=("remove http2 from the listen line", "http2 on;")),
+    C.kernel_arch_guard: Expect("images.vllm", says=("enable_sm120_family", "SM12.1")),
 }
 # What single logs state beyond their class (the values read from them).
 VALUES: dict[str, dict] = {
@@ -239,6 +245,9 @@ VALUES: dict[str, dict] = {
     "grafana_dashboard_json_invalid__vald-pr-1914": {"file": "/var/lib/grafana/dashboards-vald/02/vald-discoverer.json"},
     "service_flag_unknown__node-exporter-issue-2293": {"flag": "--collector.boottime"},
     "supervisor_not_running__supervisor-issue-232": {"url": "http://127.0.0.1:9001"},
+    "supervisor_user_unknown__supervisor-issue-1385": {"user": "pythonapp", "section": "program:crypto_arbitrage_produce"},
+    "grafana_not_a_dashboard__grafana-issue-13029": {"file": "/Dashboards/Main Org./this-is-a-title.json"},
+    "nginx_directive_deprecated__nuts-node-issue-2336": {"old": "listen ... http2", "new": "http2"},
     "docker_client_too_old__docker-hoster-issue-23": {"client": "1.35"},
     "grafana_plugin_install_failed__grafana-issue-119715": {
         "plugin": "https://github.com/grafana/grafana-json-datasource/releases/download/v1.3.17/"
@@ -249,7 +258,12 @@ LOGS = sorted(SERVICE_FAILURES.glob("*.log"))
 ROUND_LABELS = {"cuda_graph_capture_regression": "cuda_graph_capture_failed",
                 "grafana_plugin_preinstall_sync_unreachable": "grafana_plugin_install_failed",
                 "image_entrypoint_prepended": "image_entrypoint_doubled",
-                "nginx_options_ssl_include_missing": "nginx_certbot_include_missing"}
+                "nginx_options_ssl_include_missing": "nginx_certbot_include_missing",
+                "supervisord_invalid_program_user": "supervisor_user_unknown",
+                "dcgm_unsupported_profiling_field": "dcgm_field_unsupported",
+                "grafana_non_dashboard_json_in_provisioned_dir": "grafana_not_a_dashboard",
+                "nginx_listen_http2_deprecated": "nginx_directive_deprecated",
+                "fp8_kernel_sm120_only_on_gb10": "kernel_arch_guard"}
 
 
 def test_every_class_is_built_from_several_reports():
@@ -373,3 +387,33 @@ def test_round_10_classes_told_apart_from_their_neighbours():
             "installed separately")
     core = diagnose_log([line], DiagnosisContext(service="grafana"))
     assert core is not None and core.cause is C.grafana_core_plugin_install and "remove stackdriver" in core.fix.text
+
+
+def test_round_11_classes_read_the_family_not_one_wording():
+    """Each round-11 class reads its family: any deprecated nginx directive, any removed Prometheus
+    feature flag, any misplaced directive, any position table; and says what it read."""
+    renamed = diagnose_log([('nginx: [warn] the "ssl" directive is deprecated, use the "listen ... ssl" directive '
+                            'instead in /etc/nginx/conf.d/site.conf:4')], DiagnosisContext(service="nginx"))
+    assert renamed is not None and renamed.cause is C.nginx_directive_deprecated
+    assert 'replace the "ssl" directive with the "listen ... ssl" directive' in renamed.fix.text
+    receiver = _prometheus('level=WARN source=main.go:291 msg="Unknown option for --enable-feature" '
+                           'option=remote-write-receiver')
+    assert receiver.cause is C.prometheus_feature_flag_removed and receiver.fix.flag is None
+    assert "--web.enable-remote-write-receiver" in receiver.fix.text
+    misplaced = diagnose_log([('nginx: [emerg] "worker_processes" directive is not allowed here in '
+                              '/etc/nginx/sites-enabled/app:1')], DiagnosisContext(service="nginx"))
+    assert misplaced is not None and misplaced.cause is C.nginx_directive_misplaced
+    assert "remove the worker_processes directive" in misplaced.fix.text and "certbot" not in misplaced.fix.text
+    window = diagnose_log(["Assertion `index out of bounds: 0 <= tmp4 < 32768` failed."], DiagnosisContext())
+    assert window is not None and window.cause is C.position_index_out_of_range
+    assert window.fix.value == "32768" and window.fix.key == "vllm.max_model_len"
+    backend = diagnose_log([("ValueError: Selected backend AttentionBackendEnum.FLASH_ATTN is not valid for this "
+                            "configuration. Reason: ['kv_cache_dtype not supported']")], DiagnosisContext())
+    assert backend is not None and backend.cause is C.attention_backend_forced_invalid
+    assert backend.values == {"backend": "FLASH_ATTN", "reason": "kv_cache_dtype not supported"}
+    # A torch symbol undefined anywhere is the torch ABI; another library's undefined symbol is not.
+    abi = diagnose_log(["ImportError: /x/flash_attn_2_cuda.so: undefined symbol: _ZN2at4_ops5zeros4callEv"],
+                       DiagnosisContext())
+    assert abi is not None and abi.cause is C.engine_abi_mismatch and "matching torch" in abi.fix.text
+    other = diagnose_log(["ImportError: /x/libfoo.so: undefined symbol: png_set_longjmp_fn"], DiagnosisContext())
+    assert other is None or other.cause is not C.engine_abi_mismatch

@@ -1,0 +1,118 @@
+"""vLLM refusing what its build or options cannot do: a forced attention backend the model does not
+fit, a kernel guarded to another Blackwell SM than this GPU's (FP8 CUTLASS on GB10's SM 12.1), a JIT
+compiler (FlashInfer) finding a CUDA toolkit too old for the GPU, a tokenizer mode this release does not
+have, a speculative-decoding token budget below zero, and a device-side index past a model's table
+(positions beyond max_position_embeddings)."""
+
+from __future__ import annotations
+
+import re
+
+from stackctl.diagnosis.evidence import Evidence
+from stackctl.diagnosis.signature import CONSEQUENCE, Signature, found, signature
+from stackctl.diagnosis.verdict import Cause, Diagnosis, Fix
+
+_EXTRA = "vllm.extra_args"
+_BACKEND = re.compile(r"Selected backend (?:AttentionBackendEnum\.)?(?P<backend>\w+) is not valid for this "
+                      r"configuration\. Reason: \[?'?(?P<reason>[^'\]]+)")
+
+
+def _attention_backend_forced_invalid(evidence: Evidence) -> Diagnosis:
+    values = evidence.read(_BACKEND)
+    backend, reason = values.get("backend", "the forced backend"), values.get("reason", "")
+    return found(evidence, Cause.attention_backend_forced_invalid,
+                 f"vLLM was told to use the {backend} attention backend, which cannot run this model here"
+                 + (f" ({reason})" if reason else ""),
+                 Fix(f"remove the attention backend override (--attention-backend {backend} in vllm.extra_args, or "
+                     f"VLLM_ATTENTION_BACKEND={backend} in vllm.environment) so vLLM picks one that fits the model, "
+                     f"or name one that supports it (TRITON_ATTN runs every head size); do not force {backend} for "
+                     "this model; then `stackctl up`", key=_EXTRA, flag="--attention-backend"),
+                 backend=backend, **({"reason": reason} if reason else {}))
+
+
+_ONLY_SM = re.compile(r"This kernel only supports (?P<sm>sm_?\d+)")
+
+
+def _kernel_arch_guard(evidence: Evidence) -> Diagnosis:
+    sm = evidence.read(_ONLY_SM).get("sm", "sm120").replace("_", "")
+    return found(evidence, Cause.kernel_arch_guard,
+                 f"a kernel in this vLLM build refuses to run outside {sm}: on a GB10 (DGX Spark, SM12.1) the FP8 "
+                 "CUTLASS kernels guarded for SM 12.0 only trap (cudaErrorLaunchFailure)",
+                 Fix("use a vLLM image whose kernels accept the whole SM 12.x family (the guard enable_sm120_only "
+                     "became enable_sm120_family, vLLM PR 35568): a newer release, or a patched vLLM image built for "
+                     "SM12.1 (rebuild vLLM with the fix), in images.vllm; until then a BF16 or NVFP4 model (not FP8) "
+                     "avoids these kernels; then `stackctl up`", key="images.vllm"), sm=sm)
+
+
+_TOOLKIT_FOR_SM = re.compile(r"SM (?P<sm>[\d.x]+) requires CUDA >= (?P<cuda>\d+\.\d+)")
+
+
+def _cuda_toolkit_too_old_for_gpu(evidence: Evidence) -> Diagnosis:
+    values = evidence.read(_TOOLKIT_FOR_SM)
+    sm, cuda = values.get("sm", "12.x"), values.get("cuda", "12.9")
+    return found(evidence, Cause.cuda_toolkit_too_old_for_gpu,
+                 f"the CUDA toolkit vLLM's JIT kernels (FlashInfer) compile with is older than this GPU (SM {sm}) "
+                 f"needs: CUDA {cuda} or newer",
+                 Fix(f"give the engine CUDA {cuda} or a newer CUDA toolkit: natively point CUDA_HOME (vllm.environment) "
+                     f"at a toolkit >= {cuda} (`nvcc --version`), or use an images.vllm built on CUDA {cuda}+ (the NGC "
+                     "image is); to run meanwhile without FlashInfer's JIT sampler set VLLM_USE_FLASHINFER_SAMPLER=0; "
+                     "then `stackctl up`", key="vllm.environment", env="CUDA_HOME"),
+                 sm=sm, cuda=cuda)
+
+
+_TOKENIZER_MODE = re.compile(r"No tokenizer registered for tokenizer_mode='(?P<mode>[^']+)'")
+
+
+def _tokenizer_mode_unknown(evidence: Evidence) -> Diagnosis:
+    mode = evidence.read(_TOKENIZER_MODE).get("mode", "")
+    return found(evidence, Cause.tokenizer_mode_unknown,
+                 f"this vLLM has no tokenizer mode {mode or '(the one asked for)'}: a model's own tokenizer mode comes "
+                 "with the vLLM release that added the model",
+                 Fix(f"upgrade vLLM: set images.vllm to a newer vLLM that has tokenizer_mode {mode or 'it'} (the "
+                     "model's card names the release, sometimes a nightly); or drop --tokenizer-mode from "
+                     "vllm.extra_args if the model does not need it; then `stackctl up`", key="images.vllm"),
+                 **({"mode": mode} if mode else {}))
+
+
+_BUDGET = re.compile(r"max_num_scheduled_tokens is set to (?P<budget>-?\d+)")
+
+
+def _spec_decode_token_budget(evidence: Evidence) -> Diagnosis:
+    budget = evidence.read(_BUDGET).get("budget", "")
+    return found(evidence, Cause.spec_decode_token_budget,
+                 f"the scheduler's token budget is {budget or 'below zero'}: speculative decoding reserves "
+                 "num_speculative_tokens slots for every sequence, more than --max-num-batched-tokens holds",
+                 Fix("raise max-num-batched-tokens (--max-num-batched-tokens in vllm.extra_args) above max_num_seqs x "
+                     "(1 + num_speculative_tokens), or lower max-num-seqs (vllm.max_num_seqs) or the "
+                     "num_speculative_tokens of --speculative-config; then `stackctl up`",
+                     key=_EXTRA, flag="--max-num-batched-tokens"),
+                 **({"budget": int(budget)} if budget else {}))
+
+
+_INDEX = re.compile(r"index out of bounds: 0 <= \w+ < (?P<size>\d+)")
+
+
+def _position_index_out_of_range(evidence: Evidence) -> Diagnosis:
+    size = evidence.read(_INDEX).get("size", "")
+    bound = size or "the model's max_position_embeddings"
+    return found(evidence, Cause.position_index_out_of_range,
+                 f"a GPU kernel indexed past a table of {size or 'N'} entries (device-side assert): a position beyond "
+                 "the model's max_position_embeddings, from a context window set longer than the model was built for",
+                 Fix(f"lower the max model length (vllm.max_model_len, --max-model-len) to at most {bound}, the "
+                     "model's max_position_embeddings (config.json); a longer window needs RoPE scaling the model "
+                     "supports, not VLLM_ALLOW_LONG_MAX_MODEL_LEN. If that number is the model's vocab_size "
+                     "instead, a token id is out of range: the tokenizer does not match the weights; then "
+                     "`stackctl up`", key="vllm.max_model_len", flag="--max-model-len", value=size or None),
+                 **({"size": int(size)} if size else {}))
+
+
+SIGNATURES: tuple[Signature, ...] = (
+    signature(Cause.attention_backend_forced_invalid, r"Selected backend \S+ is not valid for this configuration", _attention_backend_forced_invalid),
+    signature(Cause.kernel_arch_guard, r"This kernel only supports sm_?\d+", _kernel_arch_guard),
+    signature(Cause.cuda_toolkit_too_old_for_gpu, r"SM [\d.x]+ requires CUDA >= \d+\.\d+", _cuda_toolkit_too_old_for_gpu),
+    signature(Cause.tokenizer_mode_unknown, r"No tokenizer registered for tokenizer_mode=", _tokenizer_mode_unknown),
+    signature(Cause.spec_decode_token_budget, r"max_num_scheduled_tokens is set to -\d+", _spec_decode_token_budget),
+    # A device-side assert is what the engine dies of; the index check names the table it ran past.
+    signature(Cause.position_index_out_of_range, r"Assertion `index out of bounds: 0 <= \w+ < \d+` failed",
+              _position_index_out_of_range, CONSEQUENCE + 5),
+)
