@@ -41,8 +41,9 @@ held-out set of real failure logs collected from other public reports and never 
   tests/data/service_failures: own set then 941/941) and tests/data/heldout_round11 (37 logs from
   37 other reports, mostly 2025-2026: DGX Spark/GB10 builds, newer vLLM, toolkit and CDI releases,
   supervisord, collected while round 10's classes were being built, by a collector who saw neither
-  the signatures nor that work: 12/37 = 32.4%, own set then 941/941; its misses are the classes
-  to build next, from other reports).
+  the signatures nor that work: 12/37 = 32.4%, own set then 941/941; its misses led to classes
+  built by cause, checked against other reports where one carrying the log line was found, kept
+  under tests/data/service_failures: own set then 984/984).
 - held-out: tests/data/heldout_failures, the next round: logs from other reports, collected after
   round 11 was built from; until one is collected the directory is empty and no held-out figure is
   printed. Each file's
