@@ -3,7 +3,8 @@
 What the proxy reads from a GPU engine, and what costs it most: one SSE event per token per
 stream, each its own write. vLLM's chunks, byte for byte in the form vLLM 0.22 (NGC images)
 writes them (tests/data/vllm_streams/text.sse): the role chunk, one chunk per token with
-`"tool_calls":[]`, the finish chunk, the usage chunk (`include_usage`), `data: [DONE]`.
+`"tool_calls":[]`, the finish chunk, the usage chunk (`include_usage`), `data: [DONE]`, and the
+body's end, each its own write.
 
 It generates like an engine: one step writes one token to every active stream, then the next
 step. `--rate R` paces the steps so that all streams together get R tokens/s (a GPU's aggregate
@@ -82,9 +83,13 @@ class Reply:
             return True
         finish = ('{"index":0,"delta":{"content":"","tool_calls":[]},"logprobs":null,"finish_reason":"length",'
                   '"stop_reason":null}]')
-        self.transport.write(self._chunk(finish, self._usage_now())
-                             + self._chunk("]", self.tokens)  # the usage chunk: no choices
-                             + _chunked(b"data: [DONE]\n\n") + b"0\r\n\r\n")
+        # Each its own write, as vLLM's server writes them: a reader may get [DONE] before the
+        # body's end, and must read on to keep the connection.
+        write = self.transport.write
+        write(self._chunk(finish, self._usage_now()))
+        write(self._chunk("]", self.tokens))  # the usage chunk: no choices
+        write(_chunked(b"data: [DONE]\n\n"))
+        write(b"0\r\n\r\n")
         return False
 
 

@@ -64,10 +64,14 @@ def create_app(
     the limits of this process and `sessions` its session tracking (a worker's shared ones,
     workers.py, which count into the worker's `metrics`); `worker` is the worker's number, told
     by /health."""
+    metrics = metrics or ProxyMetrics(
+        key_names=tuple(settings.api_keys) if settings.auth_enabled else (ANONYMOUS,)
+    )
     backend = Backend(
         settings.backend_url,
         api_key=settings.backend_api_key,
         read_timeout_s=settings.backend_read_timeout_s,
+        on_connect=metrics.backend_connections.inc,
     )
     limits = settings.limits
     if gate is None:
@@ -80,9 +84,7 @@ def create_app(
         backend=backend,
         router=ModelRouter(aliases=settings.aliases, default_model=settings.default_model),
         keys=KeyChecker(settings.api_keys, enabled=settings.auth_enabled),
-        metrics=metrics or ProxyMetrics(
-            key_names=tuple(settings.api_keys) if settings.auth_enabled else (ANONYMOUS,)
-        ),
+        metrics=metrics,
         gate=gate,
         search=search_backend if search_backend is not None else build_search_backend(settings),
     )

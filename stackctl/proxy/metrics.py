@@ -114,6 +114,13 @@ class ProxyMetrics:
                 self.prefix_requests.labels(key, outcome)
             for reason in REJECTION_REASONS:
                 self.rejections.labels(reason, key)
+        self.backend_connections = Counter(
+            "stackctl_proxy_backend_connections",
+            "Connections opened to the model backend for streamed replies. A whole reply's "
+            "connection is kept for the next request, so this grows with concurrency, not with "
+            "requests; growing with requests means replies end early (or the backend closes them).",
+            registry=self.registry,
+        )
         self.context_fits = Counter(
             "stackctl_proxy_context_fits",
             "Requests whose max_tokens did not fit the model's window, by outcome (capped: "

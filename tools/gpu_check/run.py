@@ -12,7 +12,8 @@ install (Debian's nginx/Prometheus/node-exporter unpacked; a venv for stackctl a
 `stackctl install-engine --from`), model (`stackctl demo-model --shape`), stack (`stackctl init
 --hardware generic --model DIR --runtime native` with the engine as engine.python, then `up`),
 checks (doctor against the real driver, status, the gpu-exporter against nvidia-smi, the SDKs
-through nginx and the proxy), memory (what vLLM says of its pool), bench
+through nginx and the proxy), memory (what vLLM says of its pool), connections (the backend
+connections each proxy closes over streamed /v1/messages replies one after another), bench
 (benchmarks/engine_routes.py, with the cores each server used), bench_mixed (each route beside
 direct at the same time), bench_before and bench_before_mixed (an older proxy, .gpu-check/before,
 the same two ways), bench_workers (this proxy with 2 and 8 workers, at 64 and
@@ -22,20 +23,24 @@ the same two ways), bench_workers (this proxy with 2 and 8 workers, at 64 and
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
+import http.client
 import json
 import os
 import re
 import shutil
 import subprocess
 import sys
+import threading
 import time
 import traceback
+from collections.abc import Iterator
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-PHASES = ("join", "install", "model", "stack", "checks", "memory", "bench", "bench_mixed", "bench_before",
-          "bench_before_mixed", "bench_workers", "session", "session_deep")
+PHASES = ("join", "install", "model", "stack", "checks", "memory", "connections", "bench", "bench_mixed",
+          "bench_before", "bench_before_mixed", "bench_workers", "session", "session_deep")
 # An older filter-proxy to measure beside this one in the same run (`git archive REV stackctl`
 # unpacked here, carried with the call): the gateway's before/after on the same engine.
 BEFORE = REPO / ".gpu-check" / "before"
@@ -359,9 +364,65 @@ class Check:
                                                           f"bench-workers-{count}", levels)
                 for count in (2, 8)}
 
-    def side_proxy_bench(self, source: Path, port: int, extra: list[str], name: str, levels: str,
-                         mixed: bool = False) -> dict:
-        """engine_routes through a filter-proxy started from `source` on `port`, with the stack's keys."""
+    def phase_connections(self) -> dict:
+        """Streamed /v1/messages replies one after another through the stack's proxy and the older
+        one (BEFORE), in front of the same vLLM: how many connections to vLLM each opened for
+        them. vLLM writes [DONE] and its body's end apart; a proxy that stops reading at [DONE]
+        cannot keep the connection, and opens a new one for the next request. The stack's proxy
+        also counts what it opened (stackctl_proxy_backend_connections_total)."""
+        config = self.stack_config()
+        vllm_port = config["ports"].get("vllm", 8000)
+        proxy_port = config["ports"].get("proxy", 4000)
+        result = {"this": self.connections_over_requests(proxy_port, vllm_port)}
+        metrics = http.client.HTTPConnection("127.0.0.1", proxy_port, timeout=30)
+        metrics.request("GET", "/metrics")
+        text = metrics.getresponse().read().decode()
+        result["this"]["opened_total"] = sum(float(line.split()[-1]) for line in text.splitlines()
+                                             if line.startswith("stackctl_proxy_backend_connections_total"))
+        if (BEFORE / "stackctl").is_dir():
+            with self.side_proxy(BEFORE, 4100, [], "connections-before"):
+                result["before"] = self.connections_over_requests(4100, vllm_port)
+        return result
+
+    def connections_over_requests(self, proxy_port: int, vllm_port: int, count: int = 40) -> dict:
+        """`count` streamed replies on one client connection; the connections to vLLM seen
+        established meanwhile that were not there before (looked at every 5 ms)."""
+        client_key = self.dotenv()["STACKCTL_PROXY_KEYS"].split(",")[0].split("=", 1)[1]
+        body = json.dumps({"model": config_model(self.stack), "stream": True, "max_tokens": 16,
+                           "messages": [{"role": "user", "content": "Say something."}]})
+        headers = {"x-api-key": client_key, "anthropic-version": "2023-06-01", "content-type": "application/json"}
+        connection = http.client.HTTPConnection("127.0.0.1", proxy_port, timeout=120)
+
+        def send(times: int) -> int:
+            stops = 0
+            for _ in range(times):
+                connection.request("POST", "/v1/messages", body=body, headers=headers)
+                stops += b"message_stop" in connection.getresponse().read()
+            return stops
+
+        send(8)  # warm: the pool has its connection
+        known = established_towards(vllm_port)
+        seen: set[int] = set()
+        done = threading.Event()
+
+        def watch() -> None:
+            while not done.is_set():
+                seen.update(established_towards(vllm_port))
+                time.sleep(0.005)
+
+        watcher = threading.Thread(target=watch, daemon=True)
+        watcher.start()
+        try:
+            stops = send(count)
+        finally:
+            done.set()
+            watcher.join()
+            connection.close()
+        return {"requests": count, "whole_replies": stops, "new_connections": len(seen - known)}
+
+    @contextlib.contextmanager
+    def side_proxy(self, source: Path, port: int, extra: list[str], name: str) -> Iterator[None]:
+        """A filter-proxy started from `source` on `port`, with the stack's keys, until the block ends."""
         dotenv = self.dotenv()
         env = {**self.env, "PYTHONPATH": str(source), "STACKCTL_PROXY_KEYS": dotenv["STACKCTL_PROXY_KEYS"],
                "VLLM_API_KEY": dotenv["VLLM_API_KEY"], "STACKCTL_PROXY_LOG_LEVEL": "warning"}
@@ -385,14 +446,20 @@ class Check:
                     if time.monotonic() > deadline or proxy.poll() is not None:
                         raise RuntimeError(f"the {name} proxy did not start: {log_path.read_text()[-2000:]}")
                     time.sleep(0.5)
+            yield
+        finally:
+            proxy.terminate()
+            proxy.wait(20)
+
+    def side_proxy_bench(self, source: Path, port: int, extra: list[str], name: str, levels: str,
+                         mixed: bool = False) -> dict:
+        """engine_routes through a filter-proxy started from `source` on `port`, with the stack's keys."""
+        with self.side_proxy(source, port, extra, name):
             out = self.work / f"{name}.json"
             done = self.sh([self.venv / "bin/python", REPO / "benchmarks/engine_routes.py", "--stack", self.stack,
                             "--levels", levels, "--tokens", str(self.tokens), "--proxy-port", str(port),
                             "--routes", "direct,openai route,anthropic route", *(["--mixed"] if mixed else []),
                             "--json", out], timeout=1500)
-        finally:
-            proxy.terminate()
-            proxy.wait(20)
         return {**json.loads(out.read_text()), "output": done.stdout[-6000:]}
 
     def phase_session(self) -> dict:
@@ -444,6 +511,18 @@ class Check:
         pairs = (line.split("=", 1) for line in (self.stack / ".env").read_text().splitlines() if "=" in line
                  and not line.startswith("#"))
         return {key.strip(): value.strip().strip('"').strip("'") for key, value in pairs}
+
+
+def established_towards(port: int) -> set[int]:
+    """The local ports of this host's established TCP connections to `port` (on loopback)."""
+    found: set[int] = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(OSError):
+            for line in Path(table).read_text().splitlines()[1:]:
+                fields = line.split()
+                if fields[3] == "01" and int(fields[2].rsplit(":", 1)[1], 16) == port:
+                    found.add(int(fields[1].rsplit(":", 1)[1], 16))
+    return found
 
 
 def config_model(stack: Path) -> str:

@@ -135,8 +135,10 @@ class BackendStream:
 
 class Backend:
     def __init__(
-        self, base_url: str, *, api_key: str | None, read_timeout_s: float
+        self, base_url: str, *, api_key: str | None, read_timeout_s: float,
+        on_connect: Callable[[], None] | None = None,
     ) -> None:
+        """`on_connect` is called for each connection opened for a streamed reply (a metric)."""
         self.base_url = base_url.rstrip("/")
         self.read_timeout_s = read_timeout_s
         self._timeout = aiohttp.ClientTimeout(
@@ -150,7 +152,7 @@ class Backend:
         self._session: aiohttp.ClientSession | None = None
         self._streams = ReplyConnections(self.base_url, self._headers,
                                          connect_timeout_s=_CONNECT_TIMEOUT_S,
-                                         head_timeout_s=read_timeout_s)
+                                         head_timeout_s=read_timeout_s, on_connect=on_connect)
 
     def _client(self) -> aiohttp.ClientSession:
         # Created on first use, inside the server's event loop (aiohttp binds to it).

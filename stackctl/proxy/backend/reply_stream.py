@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import ssl
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import cast
 from urllib.parse import urlsplit
@@ -190,13 +190,14 @@ class ReplyConnections:
     """Kept-alive connections to one backend for streamed replies (LIFO: the warmest first)."""
 
     def __init__(self, base_url: str, headers: Mapping[str, str], *, connect_timeout_s: float,
-                 head_timeout_s: float) -> None:
+                 head_timeout_s: float, on_connect: Callable[[], None] | None = None) -> None:
         self.origin = Origin.of(base_url)
         self._head_lines = "".join(f"{name}: {value}\r\n" for name, value in
                                    {"host": self.origin.host_header, **headers}.items())
         self._connect_timeout_s = connect_timeout_s
         self._head_timeout_s = head_timeout_s
         self._idle: list[ReplyConnection] = []
+        self._on_connect = on_connect
         self._ssl = ssl.create_default_context() if self.origin.tls else None
 
     async def open(self, method: str, path: str, body: bytes) -> ReplyConnection:
@@ -235,6 +236,8 @@ class ReplyConnections:
                 ReplyConnection, origin.host, origin.port, ssl=self._ssl,
                 server_hostname=origin.host if self._ssl else None,
             )
+        if self._on_connect is not None:
+            self._on_connect()
         return connection
 
     def release(self, connection: ReplyConnection) -> None:

@@ -91,12 +91,23 @@ def test_whole_streams_keep_their_backend_connection(
     # a reply not read to that end would cost each request a new connection to vLLM.
     before = len(backend.requests)
     with httpx.Client(headers={"x-api-key": ALICE_KEY}, timeout=30) as client:
+        opened_before = _connections_opened(client, proxy)
         for _ in range(4):
             with client.stream("POST", proxy.base_url + path, json=body) as response:
                 assert response.status_code == 200
                 assert response.read().rstrip().endswith((b"[DONE]", b'{"type":"message_stop"}'))
+        opened = _connections_opened(client, proxy) - opened_before
     peers = {r.peer for r in list(backend.requests)[before:] if r.path == "/v1/chat/completions"}
     assert len(peers) == 1, f"4 streamed replies came over {len(peers)} backend connections"
+    # The metric says the same: at most the first of them needed a new connection.
+    assert opened <= 1, opened
+
+
+def _connections_opened(client: httpx.Client, proxy: RunningProxy) -> float:
+    text = client.get(proxy.base_url + "/metrics").text
+    found = re.search(r"^stackctl_proxy_backend_connections_total (\S+)$", text, re.MULTILINE)
+    assert found, "the proxy exports no stackctl_proxy_backend_connections_total"
+    return float(found.group(1))
 
 
 def test_metrics_count_requests_tokens_and_latency(proxy: RunningProxy) -> None:
