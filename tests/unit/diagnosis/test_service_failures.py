@@ -199,6 +199,7 @@ VALUES: dict[str, dict] = {
     "supervisor_gave_up__supervisor-issue-578": {"program": "shadowsocks", "exit_status": 1},
     "supervisor_command_missing__supervisor-issue-748": {"command": "ssserver"},
     "supervisor_spawn_failed__supervisor-issue-1383": {"target": "mytool", "errno": "EACCES"},
+    "supervisor_spawn_failed__mlflow-easyauth-issue-1": {"target": "/app/mlflow.sh"},
     "supervisor_spawn_failed__azuracast-issue-1701": {"target": "/var/azuracast/stations/rush/config",
                                                       "errno": "EACCES"},
     "grafana_data_permission__varken-issue-178": {"path": "/config/data"},
