@@ -209,6 +209,8 @@ VALUES: dict[str, dict] = {
     "grafana_data_permission__varken-issue-178": {"path": "/config/data"},
     "prometheus_config_invalid__kubecost-pr-410": {"line": 2, "fields": "clusterIDConfigmap"},
     "prometheus_config_invalid__prometheus-issue-1149": {"line": 359},
+    "prometheus_config_invalid__prometheus-issue-2663": {"line": 30},
+    "prometheus_config_invalid__cortex-issue-473": {"line": 2},
     "prometheus_config_field_newer__prometheus-playground-issue-2": {"line": 4, "fields": "fallback_scrape_protocol"},
     "prometheus_config_field_newer__prometheus-issue-2879": {"fields": "static_configs"},
     "prometheus_duplicate_job_name__prometheus-operator-issue-3853": {"job": "default/testmonitor/0"},
