@@ -172,6 +172,7 @@ BY_CLASS: dict[Cause, Expect] = {
     C.certbot_nginx_parse_failed: Expect(says=("remove the commented line", "log_format", "certonly --webroot")),
     C.grafana_provisioning_incomplete: Expect(severity=ADVISORY, says=("mkdir -p", "provisioning")),
     C.grafana_plugin_list_syntax: Expect(env="GF_INSTALL_PLUGINS", says=("remove the space after the comma",)),
+    C.nvidia_toolkit_hook_failed: Expect(says=("nvidia-container-toolkit-base", "nvidia-ctk cdi generate")),
 }
 # What single logs state beyond their class (the values read from them).
 VALUES: dict[str, dict] = {
@@ -258,6 +259,7 @@ VALUES: dict[str, dict] = {
     "docker_client_too_old__docker-hoster-issue-23": {"client": "1.35"},
     "grafana_plugin_list_syntax__grafana-issue-17531": {
         "entry": "https://github.com/NatelEnergy/grafana-plotly-panel/archive/master.zip"},
+    "nvidia_toolkit_hook_failed__bluefin-issue-3454": {"hook": "/usr/bin/nvidia-cdi-hook"},
     "certbot_nginx_parse_failed__certbot-issue-9801": {"file": "/etc/nginx/sites-enabled/name.com"},
     "grafana_plugin_install_failed__grafana-issue-119715": {
         "plugin": "https://github.com/grafana/grafana-json-datasource/releases/download/v1.3.17/"
@@ -277,7 +279,8 @@ ROUND_LABELS = {"cuda_graph_capture_regression": "cuda_graph_capture_failed",
                 "certbot_nginx_parse_comment_brace": "certbot_nginx_parse_failed",
                 "certbot_nginx_parse_log_format_comment": "certbot_nginx_parse_failed",
                 "grafana_plugin_list_space_before_url": "grafana_plugin_list_syntax",
-                "grafana_dashboard_provider_no_folder": "grafana_provisioning_incomplete"}
+                "grafana_dashboard_provider_no_folder": "grafana_provisioning_incomplete",
+                "toolkit_hook_outdated_nvidia_ctk": "nvidia_toolkit_hook_failed"}
 
 
 def test_every_class_is_built_from_several_reports():
