@@ -259,6 +259,7 @@ VALUES: dict[str, dict] = {
     "docker_client_too_old__docker-hoster-issue-23": {"client": "1.35"},
     "grafana_plugin_list_syntax__grafana-issue-17531": {
         "entry": "https://github.com/NatelEnergy/grafana-plotly-panel/archive/master.zip"},
+    "engine_dependency_mismatch__vllm-rbln-issue-1092": {"package": "transformers", "attribute": "head_dim"},
     "nvidia_toolkit_hook_failed__bluefin-issue-3454": {"hook": "/usr/bin/nvidia-cdi-hook"},
     "certbot_nginx_parse_failed__certbot-issue-9801": {"file": "/etc/nginx/sites-enabled/name.com"},
     "grafana_plugin_install_failed__grafana-issue-119715": {
