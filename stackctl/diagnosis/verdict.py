@@ -187,6 +187,7 @@ class Cause(str, Enum):
     grafana_datasource_prune = "grafana-datasource-prune"
     grafana_plugin_list_syntax = "grafana-plugin-list-syntax"
     nvidia_toolkit_hook_failed = "nvidia-toolkit-hook-failed"
+    flashinfer_kernel_failed = "flashinfer-kernel-failed"
     prometheus_feature_flag_removed = "prometheus-feature-flag-removed"
     anthropic_system_role_refused = "anthropic-system-role-refused"
     cuda_init_unknown = "cuda-init-unknown"

@@ -106,7 +106,29 @@ def _position_index_out_of_range(evidence: Evidence) -> Diagnosis:
                  **({"size": int(size)} if size else {}))
 
 
+_FLASHINFER_ERROR = re.compile(r"(?P<kernel>Batch(?:Prefill|Decode)\w*) failed with error:? (?:code )?(?P<error>[\w ]+)")
+
+
+def _flashinfer_kernel_failed(evidence: Evidence) -> Diagnosis:
+    """FlashInfer's own attention kernels failing at their launch: builds whose kernels do not run on
+    this GPU (Turing, sm75, since FlashInfer 0.6.11), or a combination of features one build lacks.
+    vLLM's automatic choice may still pick FlashInfer there, so the backend has to be named."""
+    said = evidence.read(_FLASHINFER_ERROR)
+    kernel, error = said.get("kernel", "BatchPrefillWithPagedKVCache"), said.get("error", "").strip()
+    return found(evidence, Cause.flashinfer_kernel_failed,
+                 f"FlashInfer's attention kernel {kernel} failed{f' ({error})' if error else ''}: the FlashInfer "
+                 "build in this engine does not run this model's attention on this GPU (on Turing, sm75, recent "
+                 "builds fail this way), so the engine stops",
+                 Fix("avoid FlashInfer attention: add `--attention-backend TRITON_ATTN` to vllm.extra_args in "
+                     "stack.yaml (the flag; newer vLLM ignores the VLLM_ATTENTION_BACKEND variable), and drop a "
+                     "`--attention-backend FLASHINFER` set there; then `stackctl up`", key="vllm.extra_args",
+                     flag="--attention-backend", value="TRITON_ATTN"),
+                 kernel=kernel, **({"error": error} if error else {}))
+
+
 SIGNATURES: tuple[Signature, ...] = (
+    signature(Cause.flashinfer_kernel_failed, r"Batch(?:Prefill|Decode)\w*WithPagedKVCache\w* failed with error",
+              _flashinfer_kernel_failed),
     signature(Cause.attention_backend_forced_invalid, r"Selected backend \S+ is not valid for this configuration", _attention_backend_forced_invalid),
     signature(Cause.kernel_arch_guard, r"This kernel only supports sm_?\d+", _kernel_arch_guard),
     signature(Cause.cuda_toolkit_too_old_for_gpu, r"SM [\d.x]+ requires CUDA >= \d+\.\d+", _cuda_toolkit_too_old_for_gpu),
