@@ -188,6 +188,8 @@ class Cause(str, Enum):
     grafana_plugin_list_syntax = "grafana-plugin-list-syntax"
     nvidia_toolkit_hook_failed = "nvidia-toolkit-hook-failed"
     flashinfer_kernel_failed = "flashinfer-kernel-failed"
+    multiproc_executor_across_nodes = "multiproc-executor-across-nodes"
+    engine_core_failed_unlogged = "engine-core-failed-unlogged"
     prometheus_feature_flag_removed = "prometheus-feature-flag-removed"
     anthropic_system_role_refused = "anthropic-system-role-refused"
     cuda_init_unknown = "cuda-init-unknown"

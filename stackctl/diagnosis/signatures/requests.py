@@ -53,6 +53,8 @@ REQUEST_CAUSES = frozenset({
 
 
 _CLAUDE_CODE_OUTPUT_DEFAULTS = {32000, 64000}
+# vLLM 0.1x's wording of the prompt's size beside a max_tokens refusal.
+_INPUT_TOKENS = re.compile(r"your request has (?P<input>\d+) input tokens")
 
 
 def _request_context_overflow(evidence: Evidence) -> Diagnosis:
@@ -70,7 +72,8 @@ def _request_context_overflow(evidence: Evidence) -> Diagnosis:
     size = f"the {window}-token window" if window else "the window"
     if too_many or (completion and window and int(completion) >= int(window)):
         asked = too_many or completion
-        room = int(window) - int(prompt) if window and prompt and int(window) > int(prompt) else None
+        given = prompt or evidence.read(_INPUT_TOKENS).get("input")
+        room = int(window) - int(given) if window and given and int(window) > int(given) else None
         cap = f"at most {room}, the window less this prompt" if room else "well under the window"
         # Claude Code asks for its own default output budget (32000, or 64000 for some models) whatever
         # the served window: a gateway in front (cc-switch, a router) passes it on unchanged.
