@@ -46,8 +46,9 @@ held-out set of real failure logs collected from other public reports and never 
   under tests/data/service_failures: own set then 984/984) and tests/data/heldout_round12 (29 logs from 29
   other reports, 2017-2026: vLLM recipes and releases, the NVIDIA toolkit's hooks, certbot's nginx
   parser, Grafana provisioning, collected while round 11's classes were being built, by a collector
-  who saw neither the signatures nor that work: 12/29 = 41.4%, own set then 984/984; its misses are
-  the classes to build next, from other reports).
+  who saw neither the signatures nor that work: 12/29 = 41.4%, own set then 984/984; its misses led
+  to classes built by cause, checked against other reports where one carrying the log line was found,
+  kept under tests/data/service_failures: own set then 1025/1025).
 - held-out: tests/data/heldout_failures, the next round: logs from other reports, collected after
   round 12 was built from; until one is collected the directory is empty and no held-out figure is
   printed. Each file's
