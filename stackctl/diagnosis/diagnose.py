@@ -59,10 +59,18 @@ def diagnose_log(lines: Iterable[str], context: DiagnosisContext | None = None) 
     return advisory or fallback
 
 
+# A line that is a log record of its own (a level word), not the rest of the message above it.
+_OWN_RECORD = re.compile(r"\b(?:DEBUG|INFO|WARN(?:ING)?|ERROR|CRITICAL|FATAL)\b|level=", re.IGNORECASE)
+
+
 def _same_error(run: Sequence[str], trigger: re.Pattern[str], decisive_line: int, decisive_text: str) -> bool:
     """The decisive error is one a signature knows: the signature matches its message (with the lines
     it continues on) or a line of the same error above it (its record, its traceback)."""
-    return bool(trigger.search(decisive_text)) or any(
+    # A client's exception states the HTTP status on the line after its message (.NET's
+    # "Service request failed." then "Status: 504 (Gateway Time-out)"): read as one message.
+    following = run[decisive_line + 1: decisive_line + 2]
+    continued = " ".join([decisive_text, *(line for line in following if not _OWN_RECORD.search(line))])
+    return bool(trigger.search(continued)) or any(
         trigger.search(run[index]) for index in error_block(list(run), decisive_line))
 
 

@@ -30,7 +30,9 @@ def _container_cuda_requirement(evidence: Evidence) -> Diagnosis:
     return found(evidence, Cause.container_cuda_requirement,
                  f"the image is built for CUDA {cuda or '(newer)'}, which the host's NVIDIA driver does not support "
                  f"({needs}); the NVIDIA container runtime refused to start it",
-                 Fix(f"upgrade the host driver to {needs} (`nvidia-smi` shows the CUDA version yours supports"
+                 Fix("update the host driver to a newer driver ("
+                     + (f"the minimum driver for CUDA {cuda} is {driver}; " if driver else "")
+                     + "`nvidia-smi` shows the CUDA version yours supports"
                      + (f"; e.g. `sudo apt install nvidia-driver-{driver}-open`, then reboot" if driver else "")
                      + "), or set images.vllm in stack.yaml to an image built for the CUDA your driver supports "
                      "(`stackctl doctor` names one from stackctl's compatibility table)", key="images.vllm",
@@ -50,9 +52,24 @@ def _driver_for(cuda: str) -> int | None:
 
 def _no_gpu_runtime(evidence: Evidence) -> Diagnosis:
     cdi = "CDI" in evidence.text
-    what = ("the NVIDIA CDI spec does not list the GPUs Docker was asked for" if cdi else
-            "Docker has no NVIDIA runtime, so it cannot give the container the GPU (`gpus: all`)")
-    return found(evidence, Cause.no_gpu_runtime, what, Fix(_TOOLKIT))
+    if cdi:
+        return found(evidence, Cause.no_gpu_runtime, "the NVIDIA CDI spec does not list the GPUs Docker was asked for",
+                     Fix(_TOOLKIT))
+    # Docker's --gpus looks for the NVIDIA hook in the daemon's own filesystem: a daemon from a snap
+    # never sees the host's toolkit, and a toolkit upgrade that removed the hook leaves it looking
+    # installed. The log names neither; the fix says how to tell the three apart.
+    return found(evidence, Cause.no_gpu_runtime,
+                 "Docker has no NVIDIA runtime, so it cannot give the container the GPU (`gpus: all`)",
+                 Fix("Docker's daemon finds no NVIDIA Container Toolkit. If `nvidia-ctk --version` fails, install it "
+                     "(`sudo apt install nvidia-container-toolkit`); if it is installed (an upgrade can remove the hook "
+                     "it needs: `ls /usr/bin/nvidia-container-runtime-hook`), reinstall the toolkit (`sudo apt install "
+                     "--reinstall nvidia-container-toolkit`; yum/dnf: remove the nvidia-container-toolkit package and "
+                     "install it again); then `sudo nvidia-ctk runtime configure --runtime=docker` and `sudo "
+                     "systemctl restart docker` (or a CDI spec: `sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia."
+                     "yaml`); `stackctl doctor` checks it. Docker installed as a snap (`snap list docker` lists it) "
+                     "cannot use the host's toolkit: remove the snap Docker (`sudo snap remove docker`) and install "
+                     "docker-ce from Docker's repository. A host without an NVIDIA GPU runs the CPU stack: "
+                     "`hardware: cpu`, `model: tiny`"))
 
 
 def _container_without_gpu(evidence: Evidence) -> Diagnosis:

@@ -10,7 +10,7 @@ import re
 
 from stackctl.diagnosis.evidence import Evidence
 from stackctl.diagnosis.log_lines import strip_prefixes
-from stackctl.diagnosis.signature import CONSEQUENCE, Signature, found, signature
+from stackctl.diagnosis.signature import CONSEQUENCE, ROOT_CAUSE, Signature, found, signature
 from stackctl.diagnosis.verdict import Cause, Diagnosis, Fix
 
 _EXTRA_ARGS = "vllm.extra_args"
@@ -80,6 +80,19 @@ def _engine_dependency_mismatch(evidence: Evidence) -> Diagnosis:
                      f"the version vLLM requires). Never `pip install "
                      f"{package}` over the engine; `pip check` lists what no longer matches",
                      key="images.vllm"), **({"package": package} if said or transformers else {}))
+
+
+def _per_layer_attribute(evidence: Evidence) -> Diagnosis:
+    """transformers 5.15 refuses a global read of an attribute that varies per layer (Gemma 4's
+    head_dim): a vLLM released before it reads the global one, so the model does not load."""
+    attribute = evidence.read(re.compile(r"'(?P<attribute>\w+)' is a per-layer")).get("attribute", "head_dim")
+    return found(evidence, Cause.engine_dependency_mismatch,
+                 f"transformers (5.15 or later) refused vLLM's read of the model's global {attribute}, which varies "
+                 "per layer in this model's config: the installed transformers is newer than this vLLM handles",
+                 Fix("upgrade vLLM: set images.vllm to vLLM 0.28.0 or later, which reads per-layer attributes; or pin "
+                     "transformers below 5.15 (e.g. transformers==5.14.1) in the engine: natively `stackctl "
+                     "install-engine` rebuilds the venv with vLLM's own pins, and `pip check` lists what no longer "
+                     "matches", key="images.vllm"), package="transformers", attribute=attribute)
 
 
 def _traceback_before(evidence: Evidence) -> list[str]:
@@ -188,6 +201,9 @@ SIGNATURES: tuple[Signature, ...] = (
     signature(Cause.engine_dependency_mismatch, r"ImportError: cannot import name '\w+' from '(?!vllm\b)[\w.]+'",
               _engine_dependency_mismatch),
     signature(Cause.engine_dependency_mismatch, _TRANSFORMERS_RAISED.pattern, _engine_dependency_mismatch),
+    # Weighed above transformers' own exception line, which the same error also matches.
+    signature(Cause.engine_dependency_mismatch, r"AmbiguousGlobalPerLayerAttributeError", _per_layer_attribute,
+              ROOT_CAUSE + 1),
     # Only where vLLM's own frame made the call: a TypeError in a user's script is no engine mismatch.
     signature(Cause.engine_dependency_mismatch, _SIGNATURE_REFUSED, _engine_dependency_mismatch_in_vllm, CONSEQUENCE),
     # Graph capture refused by a kernel this release runs under capture; an out-of-memory during capture is memory's.

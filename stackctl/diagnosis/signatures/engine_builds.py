@@ -106,7 +106,68 @@ def _position_index_out_of_range(evidence: Evidence) -> Diagnosis:
                  **({"size": int(size)} if size else {}))
 
 
+_FLASHINFER_ERROR = re.compile(r"(?P<kernel>Batch(?:Prefill|Decode)\w*) failed with error:? (?:code )?(?P<error>[\w ]+)")
+
+
+def _flashinfer_kernel_failed(evidence: Evidence) -> Diagnosis:
+    """FlashInfer's own attention kernels failing at their launch: builds whose kernels do not run on
+    this GPU (Turing, sm75, since FlashInfer 0.6.11), or a combination of features one build lacks.
+    vLLM's automatic choice may still pick FlashInfer there, so the backend has to be named."""
+    said = evidence.read(_FLASHINFER_ERROR)
+    kernel, error = said.get("kernel", "BatchPrefillWithPagedKVCache"), said.get("error", "").strip()
+    return found(evidence, Cause.flashinfer_kernel_failed,
+                 f"FlashInfer's attention kernel {kernel} failed{f' ({error})' if error else ''}: the FlashInfer "
+                 "build in this engine does not run this model's attention on this GPU (on Turing, sm75, recent "
+                 "builds fail this way), so the engine stops",
+                 Fix("avoid FlashInfer attention: add `--attention-backend TRITON_ATTN` to vllm.extra_args in "
+                     "stack.yaml (the flag; newer vLLM ignores the VLLM_ATTENTION_BACKEND variable), and drop a "
+                     "`--attention-backend FLASHINFER` set there; then `stackctl up`", key="vllm.extra_args",
+                     flag="--attention-backend", value="TRITON_ATTN"),
+                 kernel=kernel, **({"error": error} if error else {}))
+
+
+def _multiproc_executor_across_nodes(evidence: Evidence) -> Diagnosis:
+    """A worker rebuilding a multiprocessing semaphore finds no /mp-* file: the semaphore lives in the
+    /dev/shm of the process that made it. vLLM's multiprocessing executor spanning hosts (tensor parallel
+    over two nodes, the default of newer releases) fails this way; so do workers without a shared /dev/shm."""
+    return found(evidence, Cause.multiproc_executor_across_nodes,
+                 "a vLLM worker could not open the multiprocessing semaphore its parent made (a /mp-* file in "
+                 "/dev/shm): the workers do not share one /dev/shm, as across nodes with the multiprocessing "
+                 "executor, which newer vLLM releases pick by default",
+                 Fix("for a model spread over several nodes, use Ray: add `--distributed-executor-backend ray` to "
+                     "vllm.extra_args in stack.yaml (with the Ray cluster started on every node), or pin the "
+                     "container image (images.vllm) to the release that worked; on one host, the engine's "
+                     "processes must share /dev/shm (one container; stackctl's vllm service sets ipc: host); "
+                     "then `stackctl up`", key="vllm.extra_args", flag="--distributed-executor-backend",
+                     value="ray"))
+
+
+_ERROR_ABOVE = re.compile(r"\w(?:Error|Exception)\b:|\bERROR\b|Traceback \(most recent call last\)")
+
+
+def _engine_core_failed_unlogged(evidence: Evidence) -> Diagnosis:
+    """vLLM's API process gave up on an engine core that reported failure without exiting (no exit
+    code: `Failed core proc(s): {}`). Where the core's own error is in the log, that error is the cause
+    (the fallback reads it); this reads only a log where it is not."""
+    if any(_ERROR_ABOVE.search(line) for line in evidence.lines[: evidence.index]):
+        raise ValueError("the engine core's own error is above: read that")
+    return found(evidence, Cause.engine_core_failed_unlogged,
+                 "the engine core failed to initialise and no error of its own is in the log (no process exited "
+                 "with a code): the engine failed where it logs nothing, as vLLM releases before 0.24.0 did at start "
+                 "on unified-memory GPUs (GB10 / DGX Spark)",
+                 Fix("read the whole engine log first (`stackctl logs vllm`: an `EngineCore` error or a killed "
+                     "process names the cause); if there is none, upgrade vLLM: set images.vllm to a newer vLLM "
+                     "(0.24.0 or later starts on unified-memory GPUs where older releases failed this way); "
+                     "then `stackctl up`", key="images.vllm"))
+
+
 SIGNATURES: tuple[Signature, ...] = (
+    signature(Cause.multiproc_executor_across_nodes, r"SemLock\._rebuild\(|resource_tracker: '/mp-\w+': \[Errno 2\]",
+              _multiproc_executor_across_nodes),
+    signature(Cause.engine_core_failed_unlogged, r"Engine core initialization failed\..*Failed core proc\(s\): \{\}",
+              _engine_core_failed_unlogged, CONSEQUENCE),
+    signature(Cause.flashinfer_kernel_failed, r"Batch(?:Prefill|Decode)\w*WithPagedKVCache\w* failed with error",
+              _flashinfer_kernel_failed),
     signature(Cause.attention_backend_forced_invalid, r"Selected backend \S+ is not valid for this configuration", _attention_backend_forced_invalid),
     signature(Cause.kernel_arch_guard, r"This kernel only supports sm_?\d+", _kernel_arch_guard),
     signature(Cause.cuda_toolkit_too_old_for_gpu, r"SM [\d.x]+ requires CUDA >= \d+\.\d+", _cuda_toolkit_too_old_for_gpu),

@@ -141,6 +141,26 @@ def _nvidia_toolkit_imex_channel(evidence: Evidence) -> Diagnosis:
                      "NVIDIA_REQUIRE_CUDA (every nvidia/cuda and NGC image) is not treated as legacy"))
 
 
+_FAILED_HOOK = re.compile(r"error executing hook `?(?P<hook>/\S*nvidia-(?:ctk|cdi-hook))`?")
+
+
+def _nvidia_toolkit_hook_failed(evidence: Evidence) -> Diagnosis:
+    """The CDI spec's hooks (`nvidia-ctk hook ...`, `nvidia-cdi-hook ...`) ran and failed: the spec was
+    written by one toolkit release and the installed hook binary is another (an old nvidia-ctk left by
+    a repository that no longer updates it, or a release with a hook bug, 1.17.0's symlinks)."""
+    hook = evidence.read(_FAILED_HOOK).get("hook", "nvidia-ctk")
+    return found(evidence, Cause.nvidia_toolkit_hook_failed,
+                 f"the NVIDIA Container Toolkit's hook {hook}, which the GPU's CDI spec runs for every container, "
+                 "failed: the container does not start",
+                 Fix("update the NVIDIA Container Toolkit, both packages (`sudo apt install nvidia-container-toolkit "
+                     "nvidia-container-toolkit-base`; `nvidia-ctk --version` must show the release the spec was "
+                     "generated with, or newer). If apt offers no newer release, the repository file is stale: "
+                     "/etc/apt/sources.list.d/nvidia-container-toolkit.list (older installs: libnvidia-container.list) "
+                     "must point at NVIDIA's current repository, uncommented after a distribution upgrade. Then "
+                     "regenerate the spec with the installed toolkit (`sudo nvidia-ctk cdi generate --output=/etc/cdi/"
+                     "nvidia.yaml`) and `stackctl up`"), hook=hook)
+
+
 def _wsl_no_gpu_adapter(evidence: Evidence) -> Diagnosis:
     return found(evidence, Cause.wsl_no_gpu_adapter,
                  "Docker runs under WSL, but WSL exposes no GPU adapter: no NVIDIA GPU reaches Linux there",
@@ -164,5 +184,7 @@ SIGNATURES: tuple[Signature, ...] = (
               _nvidia_cdi_hook_missing),
     signature(Cause.nvidia_toolkit_imex_channel, r"error parsing IMEX info: unsupported IMEX channel value",
               _nvidia_toolkit_imex_channel),
+    signature(Cause.nvidia_toolkit_hook_failed, r"error executing hook `?/\S*nvidia-(?:ctk|cdi-hook)`? \(exit code",
+              _nvidia_toolkit_hook_failed),
     signature(Cause.wsl_no_gpu_adapter, r"WSL environment detected but no adapters were found", _wsl_no_gpu_adapter),
 )

@@ -85,13 +85,36 @@ def _prometheus_config_field_newer(evidence: Evidence) -> Diagnosis:
                  fields=", ".join(newer), **({"line": int(line)} if line else {}))
 
 
+# A value of the wrong YAML type: "line 15: cannot unmarshal !!map into []*config.RemoteWriteConfig".
+_WRONG_TYPE = re.compile(r"cannot unmarshal !!(?P<got>\w+)(?: `[^`]*`)? into (?P<list>\[\])?\*?(?:[\w.]*\.)?(?P<type>\w+)")
+_SECTIONS = {"RemoteWriteConfig": "remote_write", "RemoteReadConfig": "remote_read", "ScrapeConfig": "scrape_configs",
+             "AlertmanagerConfig": "alertmanagers", "StaticConfig": "static_configs", "RelabelConfig": "relabel_configs",
+             "GlobalConfig": "global"}
+_FIRST_FIELD = {"remote_write": "url", "remote_read": "url", "scrape_configs": "job_name", "static_configs": "targets",
+                "alertmanagers": "static_configs", "relabel_configs": "source_labels"}
+
+
+def _wrong_type(evidence: Evidence) -> str:
+    """What the first wrong-typed value should be, in YAML's terms, or ""."""
+    match = _WRONG_TYPE.search(evidence.text)
+    if match is None:
+        return ""
+    section = _SECTIONS.get(match.group("type"), match.group("type"))
+    if match.group("list") and match.group("got") != "seq":
+        return (f"`{section}` must be a list (a YAML sequence), not a {match.group('got')}: start each of its "
+                f"entries with `- `, e.g. `{section}:` then `  - {_FIRST_FIELD.get(section, 'name')}: ...`")
+    if match.group("got") == "seq":
+        return f"`{section}` takes fields (a mapping), not a list: remove the `- ` before its fields"
+    return f"`{section}` takes fields (a mapping), not a {match.group('got')}: indent its fields under it"
+
+
 def _prometheus_config_invalid(evidence: Evidence) -> Diagnosis:
     where = evidence.read(_CONFIG_LINE)
     fields = _unknown_fields(evidence)
     line = where.get("line")
     at = f" (line {line}: {where['problem'].strip()})" if line else ""
-    moved = "; ".join(f"`{name}` is now {_MOVED_FIELDS[name]}: rename {name}" for name in fields
-                      if name in _MOVED_FIELDS)
+    moved = "; ".join([f"`{name}` is now {_MOVED_FIELDS[name]}: rename {name}" for name in fields
+                       if name in _MOVED_FIELDS] + ([typed] if (typed := _wrong_type(evidence)) else []))
     return found(evidence, Cause.prometheus_config_invalid,
                  f"Prometheus cannot parse its configuration file prometheus.yml{at}, so it does not start",
                  Fix(f"correct prometheus.yml{f' at line {line}' if line else ''}"
@@ -135,6 +158,8 @@ SIGNATURES: tuple[Signature, ...] = (
     signature(Cause.prometheus_config_invalid,
               # Prometheus's own words, with its flag: a bare "Error loading config" is any program's
               # (Codex's config.toml says it too).
-              r"parsing YAML file \S+: |(?:couldn't load configuration|Error loading config) \(-?-config\.file",
+              r"parsing YAML file \S+: |(?:couldn't load configuration|Error loading config) \(-?-config\.file"
+              # promtool's check of the file (older releases: `check-config`).
+              r"|^\s*FAILED: yaml: ",
               _prometheus_config_invalid),
 )

@@ -52,6 +52,11 @@ REQUEST_CAUSES = frozenset({
 # which every other refusal above also leaves behind.
 
 
+_CLAUDE_CODE_OUTPUT_DEFAULTS = {32000, 64000}
+# vLLM 0.1x's wording of the prompt's size beside a max_tokens refusal.
+_INPUT_TOKENS = re.compile(r"your request has (?P<input>\d+) input tokens")
+
+
 def _request_context_overflow(evidence: Evidence) -> Diagnosis:
     window = _first(evidence.read(_WINDOW))
     found_request = evidence.read(_REQUESTED)
@@ -67,11 +72,22 @@ def _request_context_overflow(evidence: Evidence) -> Diagnosis:
     size = f"the {window}-token window" if window else "the window"
     if too_many or (completion and window and int(completion) >= int(window)):
         asked = too_many or completion
+        given = prompt or evidence.read(_INPUT_TOKENS).get("input")
+        room = int(window) - int(given) if window and given and int(window) > int(given) else None
+        cap = f"at most {room}, the window less this prompt" if room else "well under the window"
+        # Claude Code asks for its own default output budget (32000, or 64000 for some models) whatever
+        # the served window: a gateway in front (cc-switch, a router) passes it on unchanged.
+        claude_code = int(asked) in _CLAUDE_CODE_OUTPUT_DEFAULTS
+        who = ("Claude Code's default output budget: set CLAUDE_CODE_MAX_OUTPUT_TOKENS in its environment to "
+               f"{cap}" if claude_code else
+               f"cap max_tokens in the client ({cap}; Claude Code: CLAUDE_CODE_MAX_OUTPUT_TOKENS, others: their max "
+               "output tokens setting)")
         return found(evidence, Cause.request_context_overflow,
-                     f"a client asked for {asked} output tokens, which do not fit {size}",
-                     Fix(f"clients must ask for fewer output tokens (max_tokens); the filter-proxy fits Anthropic "
-                         f"clients' max_tokens to the window, so send them through it rather than to vLLM's port; "
-                         f"the window itself is {_WINDOW_KEY} in stack.yaml", key=_WINDOW_KEY, value=window),
+                     f"a client asked for {asked} output tokens, which do not fit {size}"
+                     + (" (Claude Code's default)" if claude_code else ""),
+                     Fix(f"{who}; the filter-proxy fits Anthropic clients' max_tokens to the window, so send them "
+                         f"through it rather than to vLLM's port or another gateway; the window itself is "
+                         f"{_WINDOW_KEY} in stack.yaml", key=_WINDOW_KEY, value=window),
                      severity=Severity.advisory, max_tokens=int(asked), **values)
     fit = f"under {window} tokens" if window else "within the window"
     return found(evidence, Cause.request_context_overflow,

@@ -158,6 +158,98 @@ def _anthropic_system_role_refused(evidence: Evidence) -> Diagnosis:
                      key="images.vllm"))
 
 
+_PARSED_FILE = re.compile(r"Could not parse file:? (?P<file>/\S+?)[.,]? (?:due to|This is usually)"
+                          r"|found '(?P<word>\w+)'\s*\(at char \d+\), \(line:(?P<line>\d+)")
+
+
+def _certbot_nginx_parse_failed(evidence: Evidence) -> Diagnosis:
+    """certbot's nginx plugin reads the configuration with its own parser, which fails on some files
+    nginx itself accepts: a comment holding a brace or an odd number of quotes, comments inside a
+    directive spread over lines (log_format), `*_by_lua_block` bodies. The position it reports is
+    often the start of the enclosing block, not the construct."""
+    where = {key: value for line in evidence.lines for key, value in _read_line(_PARSED_FILE, line).items()}
+    file = where.get("file", "")
+    line = where.get("line")
+    return found(evidence, Cause.certbot_nginx_parse_failed,
+                 f"certbot's nginx plugin could not parse {file or 'an nginx configuration file'} (nginx itself may "
+                 "accept it): certbot skips the file, or finds no server block to install the certificate in",
+                 Fix(f"find the construct certbot's parser cannot read in {file or 'the file'}"
+                     + (f" (it reports line {line}, the start of the enclosing block; the cause is inside it)" if line
+                        else "")
+                     + ": usually a comment, inside a multi-line directive such as log_format, or holding a brace "
+                     "or an odd number of quotes; remove the commented line or move the comment onto a line of its "
+                     "own outside the directive; `*_by_lua_block` bodies it cannot read at all (move them to a file "
+                     "certbot does not read, or use `certbot certonly --webroot`). stackctl's rendered nginx.conf has "
+                     "no such constructs: certbot only reads the host's other sites"),
+                 **({"file": file} if file else {}))
+
+
+def _read_line(pattern: re.Pattern[str], line: str) -> dict[str, str]:
+    match = pattern.search(line)
+    return {key: value for key, value in match.groupdict().items() if value} if match else {}
+
+
+_PROVISIONING_DIR = re.compile(r"(?P<what>plugin|alert notification|dashboard|alerting|datasource|notifier)s? "
+                               r"provisioning (?:files from )?directory.*?path=(?P<path>/\S+)|failed to read (?P<bare>"
+                               r"plugin) provisioning directory")
+_NO_FOLDER = re.compile(r"dashboard has no folder:?\s*(?P<folder>[^\n\"]*)")
+
+
+def _grafana_provisioning_incomplete(evidence: Evidence) -> Diagnosis:
+    """Grafana reads one directory per kind of provisioning (dashboards, datasources, plugins,
+    alerting, notifiers) and logs an error for each that is missing; a dashboard provider whose
+    dashboards land in no folder logs its own. Neither stops Grafana: the fix is in the files."""
+    dirs = [match for line in evidence.lines if (match := _PROVISIONING_DIR.search(line))]
+    folders = [match.group("folder").strip() for line in evidence.lines if (match := _NO_FOLDER.search(line))]
+    parts = []
+    if dirs:
+        names = sorted({(match.group("what") or match.group("bare") or "plugin").replace(" ", "_") for match in dirs})
+        paths = [match.group("path") for match in dirs if match.group("path")]
+        shown = " ".join(paths) if paths else " ".join(f"/etc/grafana/provisioning/{name}s" for name in names)
+        parts.append(f"create the missing provisioning directories (`mkdir -p {shown}`; for a bind-mounted "
+                     "provisioning tree, create them in the host directory, e.g. provisioning/plugins, with a "
+                     ".gitkeep so they exist in the repository) or mount only the subdirectories you provision "
+                     "(dashboards, datasources)")
+    if folders:
+        parts.append(f"give the dashboard provider a folder: set `folder: '{folders[0] or 'NAME'}'` in its "
+                     "provisioning file (with foldersFromFilesStructure: true, folders come only from "
+                     "subdirectories of its path; dashboards at its top level get none)")
+    missing = sorted({(match.group("what") or "plugin") for match in dirs})
+    verb = "directories do" if len(missing) > 1 else "directory does"
+    found_here = ([f"the {' and '.join(missing)} provisioning {verb} not exist"] if dirs else []) + (
+        [f"a provisioned dashboard has no folder ({folders[0]})"] if folders else [])
+    return found(evidence, Cause.grafana_provisioning_incomplete,
+                 "Grafana's provisioning is incomplete: " + "; ".join(found_here)
+                 + "; Grafana starts, and the warning returns on every start",
+                 Fix("; ".join(parts) + ". stackctl's own provisioning (grafana/provisioning) ships every directory "
+                     "and a folder for its dashboards; then `stackctl up`"), severity=Severity.advisory)
+
+
+def _grafana_datasource_prune(evidence: Evidence) -> Diagnosis:
+    return found(evidence, Cause.grafana_datasource_prune,
+                 "Grafana's datasource provisioning failed with \"data source not found\": Grafana 13 fails startup on "
+                 "a datasources provisioning file with `prune: true`",
+                 Fix("drop prune from the datasources provisioning file (remove the `prune: true` line; delete a "
+                     "datasource with a `deleteDatasources:` entry instead); stackctl's own "
+                     "grafana/provisioning/datasources file sets no prune; then `stackctl up`"))
+
+
+_PLUGIN_ENTRY = re.compile(r"parse \"?(?P<entry>\s+https?://[^\s\"]+?)\"?: first path segment")
+
+
+def _grafana_plugin_list_syntax(evidence: Evidence) -> Diagnosis:
+    entry = evidence.read(_PLUGIN_ENTRY).get("entry", "").strip()
+    return found(evidence, Cause.grafana_plugin_list_syntax,
+                 f"Grafana could not read an entry of its plugin list{f' ({entry})' if entry else ''}: a space in "
+                 "the list became part of the plugin's URL",
+                 Fix("GF_INSTALL_PLUGINS (and GF_PLUGINS_PREINSTALL) is a comma-separated list with no spaces: "
+                     "remove the space after the comma"
+                     + (f" before {entry}" if entry else "") + " (each entry is a plugin id, `id version`, or "
+                     "`URL;id` for a plugin from a URL, e.g. `GF_INSTALL_PLUGINS=grafana-clock-panel,https://host/p.zip;"
+                     "my-panel`); then `stackctl up`", env="GF_INSTALL_PLUGINS"),
+                 **({"entry": entry} if entry else {}))
+
+
 SIGNATURES: tuple[Signature, ...] = (
     signature(Cause.supervisor_user_unknown, r"Invalid user name \S+ in section '", _supervisor_user_unknown),
     signature(Cause.dcgm_profiling_module_missing, r"dlopen\(libdcgmmodule\w+\.so[\d.]*\) returned: .*cannot open "
@@ -173,4 +265,17 @@ SIGNATURES: tuple[Signature, ...] = (
     signature(Cause.anthropic_system_role_refused,
               r"'loc': \('body', 'messages', \d+, 'role'\).*Input should be 'user' or 'assistant'.*'input': 'system'",
               _anthropic_system_role_refused),
+    # certbot's own parser (pyparsing) refusing a file nginx accepts: old and new wordings.
+    signature(Cause.certbot_nginx_parse_failed, r"Could not parse file:? /\S+|certbot-nginx Expected string_end, "
+              r"found|Expected string_end, found '\w+'\s*\(at char", _certbot_nginx_parse_failed),
+    signature(Cause.grafana_provisioning_incomplete,
+              r"(?:Failed to read|can't read) (?:plugin|alert notification|dashboard|alerting) provisioning files from "
+              r"directory.*no such file|failed to read plugin provisioning directory|dashboard has no folder",
+              _grafana_provisioning_incomplete, ADVISORY),
+    # At startup (provisioning), not a dashboard's query naming a datasource that is gone.
+    signature(Cause.grafana_datasource_prune, r"^\W*(?:\S+ )?(?:level=\w+ )?(?:Datasource provisioning error: )?"
+              r"data source not found\W*$|provision(?:ing)? data ?sources?.*data source not found",
+              _grafana_datasource_prune),
+    signature(Cause.grafana_plugin_list_syntax, r"parse \"?\s+https?://\S+: first path segment in URL cannot contain "
+              r"colon", _grafana_plugin_list_syntax),
 )

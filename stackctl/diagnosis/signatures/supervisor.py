@@ -14,7 +14,9 @@ from stackctl.diagnosis.verdict import Cause, Diagnosis, Fix
 _GAVE_UP = re.compile(r"gave up: (?P<program>[\w.-]+) entered FATAL state|^\s*(?P<status>[\w.:-]+)\s+FATAL\s+Exited too "
                       r"quickly")
 _EXIT = re.compile(r"exited: (?P<program>[\w.-]+) \(exit status (?P<status>\d+); not expected\)")
-_SPAWN = re.compile(r"couldn't (?P<what>exec|chdir to|setuid to) (?P<target>\S+): (?P<errno>E[A-Z]+)")
+_SPAWN = re.compile(r"couldn't (?P<what>exec|chdir to|setuid to) (?P<target>\S+): (?P<errno>E[A-Z]+)"
+                    # supervisord's own check before it forks: the command's file lacks the execute bit.
+                    r"|command at '(?P<file>[^']+)' is not executable")
 _MISSING = re.compile(r"can't find command '(?P<command>[^']+)'|couldn't exec (?P<exec>\S+): ENOENT")
 
 
@@ -89,7 +91,7 @@ def _supervisor_port_taken(evidence: Evidence) -> Diagnosis:
 
 def _supervisor_spawn_failed(evidence: Evidence) -> Diagnosis:
     spawn = evidence.read(_SPAWN)
-    what, target, errno = spawn.get("what", "exec"), spawn.get("target", "?"), spawn.get("errno", "")
+    what, target, errno = spawn.get("what", "exec"), spawn.get("target") or spawn.get("file", "?"), spawn.get("errno", "")
     if what == "chdir to":
         summary = f"supervisord could not enter the program's directory {target} ({errno})"
         text = (f"the program's directory {target} is {'missing' if errno == 'ENOENT' else 'not open to its user'}: "
@@ -99,7 +101,8 @@ def _supervisor_spawn_failed(evidence: Evidence) -> Diagnosis:
         summary = f"supervisord could not switch to the user {target} ({errno})"
         text = "run `stackctl up` as the user who owns the stack directory (supervisord runs as you, without user=)"
     else:
-        summary = f"supervisord could not run {target} ({errno}): it is not executable by the program's user"
+        summary = (f"supervisord could not run {target}{f' ({errno})' if errno else ''}: it is not executable by the "
+                   "program's user")
         text = (f"make {target} executable and readable by you (`ls -l`, `chmod +x`), and the directories above it "
                 "open to you; for vLLM it is the engine venv's interpreter: `stackctl install-engine` rebuilds it")
     return found(evidence, Cause.supervisor_spawn_failed, summary, Fix(text),
@@ -108,7 +111,8 @@ def _supervisor_spawn_failed(evidence: Evidence) -> Diagnosis:
 
 SIGNATURES: tuple[Signature, ...] = (
     signature(Cause.supervisor_spawn_failed,
-              r"couldn't (?:chdir to|setuid to) \S+: E[A-Z]+|couldn't exec \S+: E(?!NOENT)[A-Z]+",
+              r"couldn't (?:chdir to|setuid to) \S+: E[A-Z]+|couldn't exec \S+: E(?!NOENT)[A-Z]+"
+              r"|spawnerr: command at '[^']+' is not executable",
               _supervisor_spawn_failed),
     signature(Cause.supervisor_command_missing, r"can't find command '|couldn't exec \S+: ENOENT",
               _supervisor_command_missing),

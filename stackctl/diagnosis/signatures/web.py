@@ -206,7 +206,7 @@ SIGNATURES: tuple[Signature, ...] = (
     signature(Cause.nginx_upstream_timeout, r"upstream timed out \(110: [^)]*\) while reading", _nginx_upstream_timeout),
     # The page nginx's client gets (its status line or HTML title; openresty's too): a cause the
     # log names elsewhere wins over it.
-    signature(Cause.nginx_upstream_timeout, r"\b504 Gateway Time-?out\b", _nginx_upstream_timeout, CONSEQUENCE),
+    signature(Cause.nginx_upstream_timeout, r"\b504 \(?Gateway Time-?out\b", _nginx_upstream_timeout, CONSEQUENCE),
     # nginx's own log, and the page its client gets (the 413 status line or its HTML title).
     signature(Cause.nginx_body_too_large, r"client intended to send too large body|\b413 Request Entity Too Large",
               _nginx_body_too_large),

@@ -168,6 +168,11 @@ BY_CLASS: dict[Cause, Expect] = {
     C.grafana_not_a_dashboard: Expect(severity=ADVISORY, says=("move the non-dashboard JSON files", "unwrap")),
     C.nginx_directive_deprecated: Expect(severity=ADVISORY, says=("remove http2 from the listen line", "http2 on;")),
     C.kernel_arch_guard: Expect("images.vllm", says=("enable_sm120_family", "SM12.1")),
+    # Round 12's misses, each built from other reports of the same cause.
+    C.certbot_nginx_parse_failed: Expect(says=("remove the commented line", "log_format", "certonly --webroot")),
+    C.grafana_provisioning_incomplete: Expect(severity=ADVISORY, says=("mkdir -p", "provisioning")),
+    C.grafana_plugin_list_syntax: Expect(env="GF_INSTALL_PLUGINS", says=("remove the space after the comma",)),
+    C.nvidia_toolkit_hook_failed: Expect(says=("nvidia-container-toolkit-base", "nvidia-ctk cdi generate")),
 }
 # What single logs state beyond their class (the values read from them).
 VALUES: dict[str, dict] = {
@@ -199,11 +204,14 @@ VALUES: dict[str, dict] = {
     "supervisor_gave_up__supervisor-issue-578": {"program": "shadowsocks", "exit_status": 1},
     "supervisor_command_missing__supervisor-issue-748": {"command": "ssserver"},
     "supervisor_spawn_failed__supervisor-issue-1383": {"target": "mytool", "errno": "EACCES"},
+    "supervisor_spawn_failed__mlflow-easyauth-issue-1": {"target": "/app/mlflow.sh"},
     "supervisor_spawn_failed__azuracast-issue-1701": {"target": "/var/azuracast/stations/rush/config",
                                                       "errno": "EACCES"},
     "grafana_data_permission__varken-issue-178": {"path": "/config/data"},
     "prometheus_config_invalid__kubecost-pr-410": {"line": 2, "fields": "clusterIDConfigmap"},
     "prometheus_config_invalid__prometheus-issue-1149": {"line": 359},
+    "prometheus_config_invalid__prometheus-issue-2663": {"line": 30},
+    "prometheus_config_invalid__cortex-issue-473": {"line": 2},
     "prometheus_config_field_newer__prometheus-playground-issue-2": {"line": 4, "fields": "fallback_scrape_protocol"},
     "prometheus_config_field_newer__prometheus-issue-2879": {"fields": "static_configs"},
     "prometheus_duplicate_job_name__prometheus-operator-issue-3853": {"job": "default/testmonitor/0"},
@@ -249,6 +257,11 @@ VALUES: dict[str, dict] = {
     "grafana_not_a_dashboard__grafana-issue-13029": {"file": "/Dashboards/Main Org./this-is-a-title.json"},
     "nginx_directive_deprecated__nuts-node-issue-2336": {"old": "listen ... http2", "new": "http2"},
     "docker_client_too_old__docker-hoster-issue-23": {"client": "1.35"},
+    "grafana_plugin_list_syntax__grafana-issue-17531": {
+        "entry": "https://github.com/NatelEnergy/grafana-plotly-panel/archive/master.zip"},
+    "engine_dependency_mismatch__vllm-rbln-issue-1092": {"package": "transformers", "attribute": "head_dim"},
+    "nvidia_toolkit_hook_failed__bluefin-issue-3454": {"hook": "/usr/bin/nvidia-cdi-hook"},
+    "certbot_nginx_parse_failed__certbot-issue-9801": {"file": "/etc/nginx/sites-enabled/name.com"},
     "grafana_plugin_install_failed__grafana-issue-119715": {
         "plugin": "https://github.com/grafana/grafana-json-datasource/releases/download/v1.3.17/"
                   "marcusolsson-json-datasource-1.3.17.zip"},
@@ -263,7 +276,12 @@ ROUND_LABELS = {"cuda_graph_capture_regression": "cuda_graph_capture_failed",
                 "dcgm_unsupported_profiling_field": "dcgm_field_unsupported",
                 "grafana_non_dashboard_json_in_provisioned_dir": "grafana_not_a_dashboard",
                 "nginx_listen_http2_deprecated": "nginx_directive_deprecated",
-                "fp8_kernel_sm120_only_on_gb10": "kernel_arch_guard"}
+                "fp8_kernel_sm120_only_on_gb10": "kernel_arch_guard",
+                "certbot_nginx_parse_comment_brace": "certbot_nginx_parse_failed",
+                "certbot_nginx_parse_log_format_comment": "certbot_nginx_parse_failed",
+                "grafana_plugin_list_space_before_url": "grafana_plugin_list_syntax",
+                "grafana_dashboard_provider_no_folder": "grafana_provisioning_incomplete",
+                "toolkit_hook_outdated_nvidia_ctk": "nvidia_toolkit_hook_failed"}
 
 
 def test_every_class_is_built_from_several_reports():
@@ -417,3 +435,53 @@ def test_round_11_classes_read_the_family_not_one_wording():
     assert abi is not None and abi.cause is C.engine_abi_mismatch and "matching torch" in abi.fix.text
     other = diagnose_log(["ImportError: /x/libfoo.so: undefined symbol: png_set_longjmp_fn"], DiagnosisContext())
     assert other is None or other.cause is not C.engine_abi_mismatch
+
+
+def test_round_12_classes_tell_causes_apart_and_leave_neighbours_alone():
+    """Round 12's classes read the family and stay off their neighbours: Docker's missing GPU driver
+    names the toolkit, its reinstall and snap Docker; a client's own output budget names Claude Code's
+    variable only at its default; an engine-core failure with its own error above is that error's."""
+    docker = DiagnosisContext(service="docker")
+    runtime = diagnose_log([('docker: Error response from daemon: could not select device driver "" with '
+                            'capabilities: [[gpu]].')], docker)
+    assert runtime is not None and runtime.cause is C.no_gpu_runtime
+    for told_apart in ("nvidia-ctk --version", "--reinstall nvidia-container-toolkit", "snap list docker", "docker-ce"):
+        assert told_apart in runtime.fix.text
+    # A CDI spec without the GPUs is not a snap or an upgrade matter.
+    cdi = diagnose_log(["failed to inject CDI devices: unresolvable CDI devices nvidia.com/gpu=all"], docker)
+    assert cdi is not None and cdi.cause is C.no_gpu_runtime and "snap" not in cdi.fix.text
+    refusal = ("'max_tokens' or 'max_completion_tokens' is too large: {asked}. This model's maximum context length "
+               "is 32768 tokens and your request has 1000 input tokens ({asked} > 32768 - 1000).")
+    claude = diagnose_log([refusal.format(asked=32000)], DiagnosisContext(service="filter-proxy"))
+    assert claude.fix.text.startswith("Claude Code's default output budget: set CLAUDE_CODE_MAX_OUTPUT_TOKENS")
+    assert "at most 31768" in claude.fix.text
+    other = diagnose_log([refusal.format(asked=40000)], DiagnosisContext(service="filter-proxy"))
+    assert other.fix.text.startswith("cap max_tokens in the client")
+    # The bare empty-procs line names a newer vLLM; the same line under the core's own error is that error's.
+    bare = diagnose_log(["RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}"])
+    assert bare is not None and bare.cause is C.engine_core_failed_unlogged and bare.fix.key == "images.vllm"
+    above = diagnose_log(["(EngineCore pid=1) ValueError: some engine error no signature knows",
+                          "RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}"])
+    assert above is not None and above.cause is C.unrecognised and "some engine error" in above.summary
+    # Grafana: a datasource missing from a dashboard's query is not provisioning's prune.
+    query = diagnose_log(['logger=context level=error msg="Could not find datasource Data source not found"'],
+                         DiagnosisContext(service="grafana"))
+    assert query is None or query.cause is not C.grafana_datasource_prune
+    prune = diagnose_log(["data source not found"], DiagnosisContext(service="grafana"))
+    assert prune is not None and prune.cause is C.grafana_datasource_prune and "prune: true" in prune.fix.text
+    # A Prometheus value that must be a list says so, with the line; a list where one map belongs too.
+    listed = _prometheus("  FAILED: parsing YAML file p.yml: yaml: unmarshal errors:\n"
+                         "  line 4: cannot unmarshal !!map into []*config.ScrapeConfig")
+    assert listed.cause is C.prometheus_config_invalid and "`scrape_configs` must be a list" in listed.fix.text
+    # supervisord's own "not executable" names chmod; a command it cannot find stays its own class.
+    spawn = diagnose_log(["INFO spawnerr: command at '/opt/run.sh' is not executable"],
+                         DiagnosisContext(service="supervisord"))
+    assert spawn.cause is C.supervisor_spawn_failed and "chmod +x" in spawn.fix.text
+    missing = diagnose_log(["INFO spawnerr: can't find command 'run.sh'"], DiagnosisContext(service="supervisord"))
+    assert missing.cause is C.supervisor_command_missing
+    # FlashInfer's decode kernel too; another library's "failed with error" is not FlashInfer's.
+    decode = diagnose_log([("RuntimeError: BatchDecodeWithPagedKVCachePyTorchWrapper failed with error "
+                           "unspecified launch failure")])
+    assert decode.cause is C.flashinfer_kernel_failed and decode.fix.value == "TRITON_ATTN"
+    other_kernel = diagnose_log(["RuntimeError: GemmKernel failed with error invalid argument"])
+    assert other_kernel is None or other_kernel.cause is not C.flashinfer_kernel_failed
