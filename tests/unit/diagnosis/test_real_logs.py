@@ -203,8 +203,7 @@ def test_the_collection_covers_every_class_with_real_logs():
     one_report = {Cause.vllm_unauthorized, Cause.grafana_core_plugin_install, Cause.attention_backend_forced_invalid,
                   Cause.cuda_toolkit_too_old_for_gpu, Cause.tokenizer_mode_unknown, Cause.spec_decode_token_budget,
                   Cause.position_index_out_of_range, Cause.dcgm_profiling_module_missing,
-                  Cause.nginx_directive_misplaced, Cause.certbot_nginx_server_root,
-                  Cause.prometheus_feature_flag_removed, Cause.anthropic_system_role_refused, Cause.cuda_init_unknown}
+                  Cause.certbot_nginx_server_root, Cause.anthropic_system_role_refused, Cause.cuda_init_unknown}
     # Round 12's classes whose only real log so far is the round's own (tests/data/heldout_round12).
     one_report |= {Cause.grafana_datasource_prune, Cause.flashinfer_kernel_failed, Cause.multiproc_executor_across_nodes,
                    Cause.engine_core_failed_unlogged}

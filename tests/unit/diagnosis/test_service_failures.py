@@ -176,6 +176,9 @@ BY_CLASS: dict[Cause, Expect] = {
     # Round 13's misses, each built from other reports of the same cause.
     C.bind_mount_type_mismatch: Expect(says=("directory", "create the file before `up`", "stackctl down")),
     C.cuda_compiler_missing: Expect("vllm.environment", env="CUDA_HOME", says=("VLLM_USE_FLASHINFER_SAMPLER=0", "nvcc")),
+    # Round 11's one-report classes, given a second report of the same cause in other words.
+    C.nginx_directive_misplaced: Expect(says=("sudo nginx -t",)),
+    C.prometheus_feature_flag_removed: Expect(severity=ADVISORY, says=("remove --enable-feature=",)),
 }
 # A request whose output budget alone is past the model's limit: the fix is the client's cap, not a
 # shorter conversation (the class's other fix).
@@ -278,6 +281,9 @@ VALUES: dict[str, dict] = {
     "bind_mount_type_mismatch__nginx-proxy-issue-923": {"path": "/etc/nginx/conf.d/demo.getdairyfarms.com.conf"},
     "bind_mount_type_mismatch__dynamo-issue-1432": {"path": "/etc/prometheus/prom-custom.yml"},
     "request_context_overflow__nextchat-issue-3195": {"max_tokens": 8192, "output_limit": 4096},
+    "nginx_directive_misplaced__falcon-prediction-app-issue-3": {"directive": "server", "file": "/etc/nginx/nginx.conf"},
+    "nginx_directive_misplaced__open-ethereum-pool-issue-203": {"directive": "location"},
+    "prometheus_feature_flag_removed__prometheus-k8s-operator-issue-455": {"option": "remote-write-receiver"},
     "request_context_overflow__extractthinker-issue-346": {"max_tokens": 32000, "output_limit": 16384},
     "grafana_plugin_install_failed__grafana-issue-119715": {
         "plugin": "https://github.com/grafana/grafana-json-datasource/releases/download/v1.3.17/"
@@ -301,7 +307,9 @@ ROUND_LABELS = {"cuda_graph_capture_regression": "cuda_graph_capture_failed",
                 "toolkit_hook_outdated_nvidia_ctk": "nvidia_toolkit_hook_failed",
                 "bind_mount_file_onto_directory": "bind_mount_type_mismatch",
                 "prometheus_config_path_is_directory": "bind_mount_type_mismatch",
-                "flashinfer_jit_no_nvcc_cuda_home": "cuda_compiler_missing"}
+                "flashinfer_jit_no_nvcc_cuda_home": "cuda_compiler_missing",
+                "certbot_nginx_config_directive_not_allowed": "nginx_directive_misplaced",
+                "prometheus_removed_feature_flag_agent": "prometheus_feature_flag_removed"}
 
 
 def test_every_class_is_built_from_several_reports():
@@ -551,3 +559,19 @@ def test_round_13_classes_read_the_family_and_leave_neighbours_alone():
     assert issued.cause is C.nginx_certificate_missing and "certbot renew --force-renewal" in issued.fix.text
     own = diagnose_log([line.format(path="/etc/nginx/ssl/fullchain.pem")], nginx)
     assert own.cause is C.nginx_certificate_missing and "force-renewal" not in own.fix.text
+
+
+def test_a_misplaced_nginx_block_is_told_by_where_it_stands():
+    """A main-context directive in an included file is removed; a server block at nginx.conf's top is
+    wrapped or moved to conf.d/; a location outside any server block is moved into one."""
+    nginx = DiagnosisContext(service="nginx")
+    line = 'nginx: [emerg] "{directive}" directive is not allowed here in {file}:{line}'
+    included = diagnose_log([line.format(directive="user", file="/etc/nginx/conf.d/site.conf", line=1)], nginx)
+    assert "remove the user directive" in included.fix.text and "inside http {}" in included.fix.text
+    # A server block at the top of an included site file is not nginx.conf's: no restore of the main file.
+    site = diagnose_log([line.format(directive="server", file="/etc/nginx/sites-enabled/app", line=1)], nginx)
+    assert site.cause is C.nginx_directive_misplaced and "restore the main nginx.conf" not in site.fix.text
+    top = diagnose_log([line.format(directive="upstream", file="/etc/nginx/nginx.conf", line=1)], nginx)
+    assert "the upstream block belongs inside http {}" in top.fix.text
+    location = diagnose_log([line.format(directive="location", file="/etc/nginx/conf.d/app.conf", line=12)], nginx)
+    assert "move the location block inside a server {} block" in location.fix.text and "line 12" in location.fix.text
