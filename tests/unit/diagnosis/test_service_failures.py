@@ -179,6 +179,8 @@ BY_CLASS: dict[Cause, Expect] = {
     # Round 11's one-report classes, given a second report of the same cause in other words.
     C.nginx_directive_misplaced: Expect(says=("sudo nginx -t",)),
     C.prometheus_feature_flag_removed: Expect(severity=ADVISORY, says=("remove --enable-feature=",)),
+    # Round 10's one-report class, given a second report.
+    C.vllm_unauthorized: Expect(env="VLLM_API_KEY", severity=ADVISORY, says=("Authorization: Bearer", "ports.proxy")),
 }
 # A request whose output budget alone is past the model's limit: the fix is the client's cap, not a
 # shorter conversation (the class's other fix).
@@ -284,6 +286,7 @@ VALUES: dict[str, dict] = {
     "nginx_directive_misplaced__falcon-prediction-app-issue-3": {"directive": "server", "file": "/etc/nginx/nginx.conf"},
     "nginx_directive_misplaced__open-ethereum-pool-issue-203": {"directive": "location"},
     "prometheus_feature_flag_removed__prometheus-k8s-operator-issue-455": {"option": "remote-write-receiver"},
+    "vllm_unauthorized__dify-vllm-provider-issue-2": {"route": "/v1/chat/completions"},
     "request_context_overflow__extractthinker-issue-346": {"max_tokens": 32000, "output_limit": 16384},
     "grafana_plugin_install_failed__grafana-issue-119715": {
         "plugin": "https://github.com/grafana/grafana-json-datasource/releases/download/v1.3.17/"
@@ -309,7 +312,8 @@ ROUND_LABELS = {"cuda_graph_capture_regression": "cuda_graph_capture_failed",
                 "prometheus_config_path_is_directory": "bind_mount_type_mismatch",
                 "flashinfer_jit_no_nvcc_cuda_home": "cuda_compiler_missing",
                 "certbot_nginx_config_directive_not_allowed": "nginx_directive_misplaced",
-                "prometheus_removed_feature_flag_agent": "prometheus_feature_flag_removed"}
+                "prometheus_removed_feature_flag_agent": "prometheus_feature_flag_removed",
+                "api_key_unexpected_401": "vllm_unauthorized"}
 
 
 def test_every_class_is_built_from_several_reports():
