@@ -51,8 +51,9 @@ held-out set of real failure logs collected from other public reports and never 
   kept under tests/data/service_failures: own set then 1025/1025) and tests/data/heldout_round13 (11 logs from 11
   other reports: Docker bind mounts, containers without GPUs, FlashInfer's JIT, windows, a client's
   default max_tokens, collected while round 12's classes were being built, by a collector who saw
-  neither the signatures nor that work: 5/11 = 45.5%, own set then 1025/1025; its misses are the
-  classes to build next, from other reports).
+  neither the signatures nor that work: 5/11 = 45.5%, own set then 1025/1025; its misses led to
+  classes built by cause, checked against other reports, kept under tests/data/service_failures:
+  own set then 1052/1052).
 - held-out: tests/data/heldout_failures, the next round: logs from other reports, collected after
   round 13 was built from; until one is collected the directory is empty and no held-out figure is
   printed. Each file's
