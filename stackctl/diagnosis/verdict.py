@@ -193,6 +193,8 @@ class Cause(str, Enum):
     prometheus_feature_flag_removed = "prometheus-feature-flag-removed"
     anthropic_system_role_refused = "anthropic-system-role-refused"
     cuda_init_unknown = "cuda-init-unknown"
+    bind_mount_type_mismatch = "bind-mount-type-mismatch"
+    cuda_compiler_missing = "cuda-compiler-missing"
     # no signature knows it: the decisive error line and the remedy the log names (fallback.py)
     unrecognised = "unrecognised"
 

@@ -15,6 +15,7 @@ from stackctl.diagnosis.signatures import (
     memory,
     model_source,
     monitoring,
+    mounts,
     newer_services,
     prometheus_config,
     quantization,
@@ -28,6 +29,7 @@ from stackctl.diagnosis.signatures import (
 # Among signatures of equal weight matching one line, the earlier group wins: Docker's "no space
 # left on device" unpacking an image is the container group's, not the model download's.
 SIGNATURES: tuple[Signature, ...] = (
+    *mounts.SIGNATURES,
     *container.SIGNATURES,
     *docker_client.SIGNATURES,
     *gpu_runtime.SIGNATURES,

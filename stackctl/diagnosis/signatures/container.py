@@ -78,8 +78,9 @@ def _container_without_gpu(evidence: Evidence) -> Diagnosis:
     service = evidence.context.service
     # nvidia-smi's exit code 12: it ran, but NVML's library would not load (a hand-mounted symlink chain).
     smi = " (nvidia-smi exits 12: the NVML library libnvidia-ml.so would not load)" if "status 12" in evidence.line else ""
+    who = "the container" if service in ("docker", "compose") else f"the {service} container"
     return found(evidence, Cause.no_gpu_runtime,
-                 f"the {service} container has no working NVIDIA driver libraries (NVML) inside{smi}: Docker started "
+                 f"{who} has no working NVIDIA driver libraries (NVML) inside{smi}: Docker started "
                  "it without the NVIDIA runtime giving it the GPU",
                  Fix("the container needs the GPU from the NVIDIA runtime: stackctl's fragment asks for it (`gpus: "
                      "all`, the Compose form of `docker run --gpus all` / `--runtime=nvidia`), so Docker must have "
@@ -307,7 +308,9 @@ SIGNATURES: tuple[Signature, ...] = (
     # driver/library mismatch says so on the same line and wins (its own signature, earlier).
     signature(Cause.no_gpu_runtime,
               r"Cannot init NVML library|Failed to initialize NVML(?!: (?:Unknown Error|Driver/library))"
-              r"|nvidia-smi: (?:command )?not found"
+              r"|nvidia-smi:? (?:command )?not found"
+              # The NGC and nvidia/cuda images' banner when started without the NVIDIA runtime.
+              r"|The NVIDIA Driver was not detected\.\s+GPU functionality will not be available"
               # The exporters' words (gonvml's, and nvidia-smi's inside nvidia_gpu_exporter).
               r"|could not load NVML library|NVIDIA-SMI couldn't find libnvidia-ml\.so"
               # nvidia-smi's exit code 12 (NVML_ERROR_LIBRARY_NOT_FOUND) as nvidia_gpu_exporter reports it bare.

@@ -1,6 +1,6 @@
 """vLLM refusing what its build or options cannot do: a forced attention backend the model does not
 fit, a kernel guarded to another Blackwell SM than this GPU's (FP8 CUTLASS on GB10's SM 12.1), a JIT
-compiler (FlashInfer) finding a CUDA toolkit too old for the GPU, a tokenizer mode this release does not
+compiler (FlashInfer) finding a CUDA toolkit too old for the GPU or none at all (no nvcc), a tokenizer mode this release does not
 have, a speculative-decoding token budget below zero, and a device-side index past a model's table
 (positions beyond max_position_embeddings)."""
 
@@ -142,6 +142,23 @@ def _multiproc_executor_across_nodes(evidence: Evidence) -> Diagnosis:
                      value="ray"))
 
 
+def _cuda_compiler_missing(evidence: Evidence) -> Diagnosis:
+    """FlashInfer (vLLM's top-k/top-p sampler, some attention and MoE kernels) and torch's extension
+    builder compile kernels at first use with nvcc: an environment without the CUDA toolkit, or one
+    where CUDA_HOME and PATH do not lead to it, stops the engine at its first compile."""
+    sampler = any(re.search(r"flashinfer[._/]sampl", line) for line in evidence.lines)
+    return found(evidence, Cause.cuda_compiler_missing,
+                 "vLLM's just-in-time kernel compiler (FlashInfer's JIT"
+                 + (", for its sampler" if sampler else "") + ") found no nvcc: there is no CUDA toolkit where "
+                 "CUDA_HOME and PATH lead",
+                 Fix("give the engine a CUDA toolkit: keep images.vllm an image that ships one (the NGC image has "
+                     "nvcc under /usr/local/cuda); on the native runtime install the CUDA toolkit matching torch's "
+                     "CUDA and set CUDA_HOME to it (`CUDA_HOME: /usr/local/cuda` under vllm.environment, its bin/ on "
+                     "PATH; `nvcc --version` must work). To start without FlashInfer's JIT sampler meanwhile, set "
+                     "VLLM_USE_FLASHINFER_SAMPLER=0 under vllm.environment (vLLM's PyTorch sampler instead); then "
+                     "`stackctl up`", key="vllm.environment", env="CUDA_HOME"))
+
+
 _ERROR_ABOVE = re.compile(r"\w(?:Error|Exception)\b:|\bERROR\b|Traceback \(most recent call last\)")
 
 
@@ -169,6 +186,8 @@ SIGNATURES: tuple[Signature, ...] = (
     signature(Cause.flashinfer_kernel_failed, r"Batch(?:Prefill|Decode)\w*WithPagedKVCache\w* failed with error",
               _flashinfer_kernel_failed),
     signature(Cause.attention_backend_forced_invalid, r"Selected backend \S+ is not valid for this configuration", _attention_backend_forced_invalid),
+    signature(Cause.cuda_compiler_missing, r"Could not find nvcc|No such file or directory: '(?:\S*/)?nvcc'"
+              r"|/bin/sh: \d+: \S*/nvcc: not found|CUDA_HOME environment variable is not set", _cuda_compiler_missing),
     signature(Cause.kernel_arch_guard, r"This kernel only supports sm_?\d+", _kernel_arch_guard),
     signature(Cause.cuda_toolkit_too_old_for_gpu, r"SM [\d.x]+ requires CUDA >= \d+\.\d+", _cuda_toolkit_too_old_for_gpu),
     signature(Cause.tokenizer_mode_unknown, r"No tokenizer registered for tokenizer_mode=", _tokenizer_mode_unknown),

@@ -34,8 +34,11 @@ _PROMPT = re.compile(r"your messages resulted in (?P<prompt>\d+) tokens|prompt i
                      r"|Requested tokens \((?P<prompt5>\d+)\)|Current length is (?P<prompt6>\d+)"
                      r"|\Wn_prompt_tokens\W+(?P<prompt7>\d+)|prompt \(total length (?P<prompt8>\d+)\)"
                      r"|The input \((?P<prompt9>\d+) tokens\) is longer|you requested (?P<prompt10>\d+) tokens\. ")
-_MAX_TOKENS = re.compile(r"'max_tokens' or 'max_completion_tokens' is too large: (?P<max_tokens>\d+)")
-_OVERFLOW = (r"maximum context length|'max_tokens' or 'max_completion_tokens' is too large"
+# vLLM's "'max_tokens' or 'max_completion_tokens' is too large: N", OpenAI's (and gateways')
+# "max_tokens is too large: N. This model supports at most M completion tokens".
+_MAX_TOKENS = re.compile(r"max_(?:completion_)?tokens'? is too large: (?P<max_tokens>\d+)")
+_OUTPUT_LIMIT = re.compile(r"supports at most (?P<limit>\d+) completion tokens")
+_OVERFLOW = (r"maximum context length|max_(?:completion_)?tokens'? is too large: \d+"
              r"|is longer than the maximum model length of \d+|is too long and exceeds limit of \d+"
              r"|context length is only \d+ tokens|prompt is too long: \d+ tokens > \d+|exceed context limit: "
              r"|exceeds the available context size|Context size has been exceeded|exceeds? (?:the )?context window of \d+"
@@ -52,7 +55,14 @@ REQUEST_CAUSES = frozenset({
 # which every other refusal above also leaves behind.
 
 
-_CLAUDE_CODE_OUTPUT_DEFAULTS = {32000, 64000}
+# Clients that ask for their own default output budget whatever the served window, and how each caps
+# it: Claude Code (32000, or 64000 for some models) and opencode (32000 unless the model's limit.output).
+_CLIENT_OUTPUT_DEFAULTS = {32000: ("Claude Code", "opencode"), 64000: ("Claude Code",)}
+_CLIENT_CAPS = {
+    "Claude Code": "Claude Code: set CLAUDE_CODE_MAX_OUTPUT_TOKENS in its environment to {cap}",
+    "opencode": ("opencode: set the model's limit.output in opencode.json to {cap} (`stackctl connect opencode` "
+                 "writes it from the served window; OPENCODE_EXPERIMENTAL_OUTPUT_TOKEN_MAX caps every model)"),
+}
 # vLLM 0.1x's wording of the prompt's size beside a max_tokens refusal.
 _INPUT_TOKENS = re.compile(r"your request has (?P<input>\d+) input tokens")
 
@@ -73,18 +83,24 @@ def _request_context_overflow(evidence: Evidence) -> Diagnosis:
     if too_many or (completion and window and int(completion) >= int(window)):
         asked = too_many or completion
         given = prompt or evidence.read(_INPUT_TOKENS).get("input")
+        limit = evidence.read(_OUTPUT_LIMIT).get("limit")
         room = int(window) - int(given) if window and given and int(window) > int(given) else None
-        cap = f"at most {room}, the window less this prompt" if room else "well under the window"
-        # Claude Code asks for its own default output budget (32000, or 64000 for some models) whatever
-        # the served window: a gateway in front (cc-switch, a router) passes it on unchanged.
-        claude_code = int(asked) in _CLAUDE_CODE_OUTPUT_DEFAULTS
-        who = ("Claude Code's default output budget: set CLAUDE_CODE_MAX_OUTPUT_TOKENS in its environment to "
-               f"{cap}" if claude_code else
-               f"cap max_tokens in the client ({cap}; Claude Code: CLAUDE_CODE_MAX_OUTPUT_TOKENS, others: their max "
-               "output tokens setting)")
+        cap = (f"at most {room}, the window less this prompt" if room else
+               f"at most {limit}, the model's output limit" if limit else "well under the window")
+        # A client's own default output budget, asked whatever the served window: a gateway in front
+        # (cc-switch, a router) passes it on unchanged.
+        clients = _CLIENT_OUTPUT_DEFAULTS.get(int(asked), ())
+        caps = "; ".join(_CLIENT_CAPS[client].format(cap=cap) for client in clients)
+        who = (f"{' or '.join(clients)}'s default output budget ({asked}): {caps}; other clients: cap max_tokens in "
+               "their max output tokens setting" if clients else
+               f"cap max_tokens in the client ({cap}; Claude Code: CLAUDE_CODE_MAX_OUTPUT_TOKENS, opencode: the "
+               "model's limit.output, others: their max output tokens setting)")
+        if limit:
+            values["output_limit"] = int(limit)
         return found(evidence, Cause.request_context_overflow,
-                     f"a client asked for {asked} output tokens, which do not fit {size}"
-                     + (" (Claude Code's default)" if claude_code else ""),
+                     f"a client asked for {asked} output tokens, which do not fit "
+                     + (f"the model's {limit}-token output limit" if limit and not window else size)
+                     + (f" ({' or '.join(clients)}'s default)" if clients else ""),
                      Fix(f"{who}; the filter-proxy fits Anthropic clients' max_tokens to the window, so send them "
                          f"through it rather than to vLLM's port or another gateway; the window itself is "
                          f"{_WINDOW_KEY} in stack.yaml", key=_WINDOW_KEY, value=window),

@@ -92,18 +92,36 @@ def _nginx_directive_deprecated(evidence: Evidence) -> Diagnosis:
 _MISPLACED = re.compile(r"\"(?P<directive>\w+)\" directive is not allowed here in (?P<file>\S+?):(?P<line>\d+)")
 
 
+# Blocks that stand inside http {} (server, upstream, map) and inside server {} (location).
+_HTTP_BLOCKS = frozenset({"server", "upstream", "map", "limit_req_zone", "proxy_cache_path"})
+
+
 def _nginx_directive_misplaced(evidence: Evidence) -> Diagnosis:
+    """A directive at a level where it may not stand: a main-context one (user, worker_processes,
+    events) in a file included inside http {}, a site's server {} made the top of nginx.conf, or a
+    location outside any server {} (a brace closed too early)."""
     values = evidence.read(_MISPLACED)
     directive, file = values.get("directive", "a"), values.get("file", "an included file")
     certbot = evidence.context.service == "certbot"
+    then = ", then run certbot again" if certbot else ", then `stackctl up`"
+    if directive in _HTTP_BLOCKS and file.endswith("nginx.conf"):
+        where = f"{file} holds a site's configuration at its top level, where the {directive} block may not stand"
+        text = (f"the {directive} block belongs inside http {{}}: restore the main nginx.conf (the package's, which "
+                f"includes conf.d/*.conf) and put the site's file in conf.d/, or wrap its blocks in `http {{ ... }}`; "
+                "`nginx -c` takes a whole nginx.conf, not a site's file; `sudo nginx -t` must pass")
+    elif directive == "location":
+        where = f"a location block in {file} stands outside any server {{}} block"
+        text = (f"move the location block inside a server {{}} block in {file}: a brace above line "
+                f"{values.get('line', '?')} closes the server block too early (or the location was pasted after it); "
+                "`sudo nginx -t` must pass")
+    else:
+        where = f"the \"{directive}\" directive is not allowed here in {file}, a file included inside another block"
+        text = (f"{file} is included inside http {{}} (conf.d/ and sites-enabled/ are), where the {directive} "
+                f"directive may not stand: remove the {directive} directive from it, or remove the offending "
+                "conf.d file if it is a whole nginx.conf copied there; `sudo nginx -t` must pass")
     return found(evidence, Cause.nginx_directive_misplaced,
-                 f"nginx's configuration test fails{' (certbot runs `nginx -t` first)' if certbot else ''}: the "
-                 f"\"{directive}\" directive is not allowed here in {file}, a file included inside another block",
-                 Fix(f"{file} is included inside http {{}} (conf.d/ and sites-enabled/ are), where the {directive} "
-                     f"directive may not stand: remove the {directive} directive from it, or remove the offending "
-                     "conf.d file if it is a whole nginx.conf copied there; `sudo nginx -t` must pass"
-                     + (", then run certbot again" if certbot else ", then `stackctl up`")),
-                 directive=directive, file=file)
+                 f"nginx's configuration test fails{' (certbot runs `nginx -t` first)' if certbot else ''}: {where}",
+                 Fix(text + then), directive=directive, file=file)
 
 
 _OPEN_FAILED = re.compile(r"open\(\) \\?\"(?P<path>/etc/nginx/[^\"\\]+)\\?\" failed \(2: No such file or directory\)")
@@ -120,7 +138,8 @@ def _certbot_nginx_server_root(evidence: Evidence) -> Diagnosis:
                      flag="--nginx-server-root"), path=path)
 
 
-_FEATURE = re.compile(r"Unknown option for --enable-feature\"? option=(?P<option>[\w-]+)")
+_FEATURE = re.compile(r"Unknown option for --enable-feature\"? option=(?P<option>[\w-]+)"
+                      r"|enabled via feature flag (?P<deprecated>[\w-]+)\. This is DEPRECATED")
 # Prometheus 3 removed these feature flags: what each became.
 _FEATURES_NOW = {"agent": "the flag --agent (agent mode is no longer a feature flag)",
                  "remote-write-receiver": "the flag --web.enable-remote-write-receiver",
@@ -131,7 +150,8 @@ _FEATURES_NOW = {"agent": "the flag --agent (agent mode is no longer a feature f
 
 
 def _prometheus_feature_flag_removed(evidence: Evidence) -> Diagnosis:
-    option = evidence.read(_FEATURE).get("option", "")
+    said = evidence.read(_FEATURE)
+    option = said.get("option") or said.get("deprecated", "")
     now = _FEATURES_NOW.get(option)
     if option == "agent":
         text = ("the agent feature flag was removed: remove --enable-feature=agent and start Prometheus with --agent "
@@ -143,7 +163,9 @@ def _prometheus_feature_flag_removed(evidence: Evidence) -> Diagnosis:
                 "graduated to a flag or setting, or misspelt); `prometheus --help` and the feature-flags page of "
                 "its release list what it has")
     return found(evidence, Cause.prometheus_feature_flag_removed,
-                 f"Prometheus ignores --enable-feature={option or '(an option)'}: the feature flag was removed",
+                 f"Prometheus ignores --enable-feature={option or '(an option)'}: the feature flag was removed"
+                 if "deprecated" not in said else
+                 f"Prometheus warns that --enable-feature={option} is deprecated: Prometheus 3 ignores it",
                  Fix(text + "; then `stackctl up`", flag="--agent" if option == "agent" else None),
                  severity=Severity.advisory, **({"option": option} if option else {}))
 
@@ -261,7 +283,8 @@ SIGNATURES: tuple[Signature, ...] = (
     signature(Cause.nginx_directive_misplaced, r"\"\w+\" directive is not allowed here in \S+:\d+", _nginx_directive_misplaced),
     signature(Cause.certbot_nginx_server_root, r"Error while running nginx .*open\(\) \\?\"/etc/nginx/\S+ failed "
               r"\(2: No such file or directory\)", _certbot_nginx_server_root),
-    signature(Cause.prometheus_feature_flag_removed, r"Unknown option for --enable-feature", _prometheus_feature_flag_removed, ADVISORY + 1),
+    signature(Cause.prometheus_feature_flag_removed,
+              r"Unknown option for --enable-feature|enabled via feature flag [\w-]+\. This is DEPRECATED", _prometheus_feature_flag_removed, ADVISORY + 1),
     signature(Cause.anthropic_system_role_refused,
               r"'loc': \('body', 'messages', \d+, 'role'\).*Input should be 'user' or 'assistant'.*'input': 'system'",
               _anthropic_system_role_refused),

@@ -16,12 +16,20 @@ _CERTIFICATE = re.compile(r"(?:cannot load certificate(?: key)? \"|BIO_new_file\
 
 def _nginx_certificate_missing(evidence: Evidence) -> Diagnosis:
     path = evidence.read(_CERTIFICATE).get("path", "")
+    # certbot's live/NAME/*.pem are links into archive/: a directory copied, restored or partly deleted
+    # keeps the name and loses the files, which only a new certificate brings back.
+    issued = "/letsencrypt/live/" in path
+    reissue = ("the certificate's files are gone from certbot's directory (live/NAME links into archive/NAME; a "
+               "copied, restored or partly deleted letsencrypt directory loses them), or the certificate was "
+               "never issued: obtain the certificate again, a reissue, with `sudo certbot renew --force-renewal` "
+               "(or `sudo certbot certonly --force-renewal -d HOSTNAME` for one name; delete a certificate whose "
+               "files are gone with `sudo certbot delete --cert-name NAME` first). " if issued else "")
     return found(evidence, Cause.nginx_certificate_missing,
                  f"nginx is told to serve TLS with {path or 'a certificate'} that is not there",
-                 Fix("stackctl renders the HTTPS server only once certbot has a certificate for `hostname`: run "
-                     "`stackctl up` again (it renders HTTP-only and lets certbot obtain one), and check that "
-                     "letsencrypt_dir in stack.yaml is where certbot writes (`sudo certbot certificates` lists them)",
-                     key="letsencrypt_dir"), **({"certificate": path} if path else {}))
+                 Fix(f"{reissue}stackctl renders the HTTPS server only once certbot has a certificate for `hostname`: "
+                     "run `stackctl up` again (it renders HTTP-only and lets certbot obtain the certificate), and "
+                     "check that letsencrypt_dir in stack.yaml is where certbot writes (`sudo certbot certificates` "
+                     "lists them)", key="letsencrypt_dir"), **({"certificate": path} if path else {}))
 
 
 _UPSTREAM = re.compile(r"upstream: \"(?P<upstream>[^\"]+)\"")

@@ -173,6 +173,22 @@ BY_CLASS: dict[Cause, Expect] = {
     C.grafana_provisioning_incomplete: Expect(severity=ADVISORY, says=("mkdir -p", "provisioning")),
     C.grafana_plugin_list_syntax: Expect(env="GF_INSTALL_PLUGINS", says=("remove the space after the comma",)),
     C.nvidia_toolkit_hook_failed: Expect(says=("nvidia-container-toolkit-base", "nvidia-ctk cdi generate")),
+    # Round 13's misses, each built from other reports of the same cause.
+    C.bind_mount_type_mismatch: Expect(says=("directory", "create the file before `up`", "stackctl down")),
+    C.cuda_compiler_missing: Expect("vllm.environment", env="CUDA_HOME", says=("VLLM_USE_FLASHINFER_SAMPLER=0", "nvcc")),
+    # Round 11's one-report classes, given a second report of the same cause in other words.
+    C.nginx_directive_misplaced: Expect(says=("sudo nginx -t",)),
+    C.prometheus_feature_flag_removed: Expect(severity=ADVISORY, says=("remove --enable-feature=",)),
+    # Round 10's one-report class, given a second report.
+    C.vllm_unauthorized: Expect(env="VLLM_API_KEY", severity=ADVISORY, says=("Authorization: Bearer", "ports.proxy")),
+}
+# A request whose output budget alone is past the model's limit: the fix is the client's cap, not a
+# shorter conversation (the class's other fix).
+SAYS: dict[str, tuple[str, ...]] = {
+    "request_context_overflow__nextchat-issue-3195": ("cap max_tokens in the client (at most 4096",),
+    "request_context_overflow__code-gpt-docs-issue-284": ("cap max_tokens in the client (at most 4096",),
+    "request_context_overflow__extractthinker-issue-346": ("CLAUDE_CODE_MAX_OUTPUT_TOKENS", "limit.output",
+                                                           "at most 16384"),
 }
 # What single logs state beyond their class (the values read from them).
 VALUES: dict[str, dict] = {
@@ -262,6 +278,16 @@ VALUES: dict[str, dict] = {
     "engine_dependency_mismatch__vllm-rbln-issue-1092": {"package": "transformers", "attribute": "head_dim"},
     "nvidia_toolkit_hook_failed__bluefin-issue-3454": {"hook": "/usr/bin/nvidia-cdi-hook"},
     "certbot_nginx_parse_failed__certbot-issue-9801": {"file": "/etc/nginx/sites-enabled/name.com"},
+    "bind_mount_type_mismatch__mktxp-stack-issue-17": {"source": "/data/compose/1/prometheus/prometheus.yml",
+                                                       "target": "/etc/prometheus/prometheus.yml"},
+    "bind_mount_type_mismatch__nginx-proxy-issue-923": {"path": "/etc/nginx/conf.d/demo.getdairyfarms.com.conf"},
+    "bind_mount_type_mismatch__dynamo-issue-1432": {"path": "/etc/prometheus/prom-custom.yml"},
+    "request_context_overflow__nextchat-issue-3195": {"max_tokens": 8192, "output_limit": 4096},
+    "nginx_directive_misplaced__falcon-prediction-app-issue-3": {"directive": "server", "file": "/etc/nginx/nginx.conf"},
+    "nginx_directive_misplaced__open-ethereum-pool-issue-203": {"directive": "location"},
+    "prometheus_feature_flag_removed__prometheus-k8s-operator-issue-455": {"option": "remote-write-receiver"},
+    "vllm_unauthorized__dify-vllm-provider-issue-2": {"route": "/v1/chat/completions"},
+    "request_context_overflow__extractthinker-issue-346": {"max_tokens": 32000, "output_limit": 16384},
     "grafana_plugin_install_failed__grafana-issue-119715": {
         "plugin": "https://github.com/grafana/grafana-json-datasource/releases/download/v1.3.17/"
                   "marcusolsson-json-datasource-1.3.17.zip"},
@@ -281,7 +307,13 @@ ROUND_LABELS = {"cuda_graph_capture_regression": "cuda_graph_capture_failed",
                 "certbot_nginx_parse_log_format_comment": "certbot_nginx_parse_failed",
                 "grafana_plugin_list_space_before_url": "grafana_plugin_list_syntax",
                 "grafana_dashboard_provider_no_folder": "grafana_provisioning_incomplete",
-                "toolkit_hook_outdated_nvidia_ctk": "nvidia_toolkit_hook_failed"}
+                "toolkit_hook_outdated_nvidia_ctk": "nvidia_toolkit_hook_failed",
+                "bind_mount_file_onto_directory": "bind_mount_type_mismatch",
+                "prometheus_config_path_is_directory": "bind_mount_type_mismatch",
+                "flashinfer_jit_no_nvcc_cuda_home": "cuda_compiler_missing",
+                "certbot_nginx_config_directive_not_allowed": "nginx_directive_misplaced",
+                "prometheus_removed_feature_flag_agent": "prometheus_feature_flag_removed",
+                "api_key_unexpected_401": "vllm_unauthorized"}
 
 
 def test_every_class_is_built_from_several_reports():
@@ -307,7 +339,7 @@ def test_each_services_real_failure_is_diagnosed_with_its_fix_in_stackctls_terms
     key = expect.key.format(service=headers["service"], port=port) if expect.key else None
     flag = expect.flag.format(flag=diagnosis.values.get("flag", "")) if expect.flag else None
     assert (fix.key, fix.flag, fix.env) == (key, flag, expect.env)
-    for named in (fix.key, fix.flag, fix.env, *expect.says):
+    for named in (fix.key, fix.flag, fix.env, *SAYS.get(path.stem, expect.says)):
         if named:
             assert named in fix.text, f"{named!r} missing from: {fix.text}"
     for name, value in {**expect.values, **VALUES.get(path.stem, {})}.items():
@@ -453,8 +485,8 @@ def test_round_12_classes_tell_causes_apart_and_leave_neighbours_alone():
     refusal = ("'max_tokens' or 'max_completion_tokens' is too large: {asked}. This model's maximum context length "
                "is 32768 tokens and your request has 1000 input tokens ({asked} > 32768 - 1000).")
     claude = diagnose_log([refusal.format(asked=32000)], DiagnosisContext(service="filter-proxy"))
-    assert claude.fix.text.startswith("Claude Code's default output budget: set CLAUDE_CODE_MAX_OUTPUT_TOKENS")
-    assert "at most 31768" in claude.fix.text
+    assert claude.fix.text.startswith("Claude Code or opencode's default output budget (32000): Claude Code: set "
+                                      "CLAUDE_CODE_MAX_OUTPUT_TOKENS in its environment to at most 31768")
     other = diagnose_log([refusal.format(asked=40000)], DiagnosisContext(service="filter-proxy"))
     assert other.fix.text.startswith("cap max_tokens in the client")
     # The bare empty-procs line names a newer vLLM; the same line under the core's own error is that error's.
@@ -485,3 +517,65 @@ def test_round_12_classes_tell_causes_apart_and_leave_neighbours_alone():
     assert decode.cause is C.flashinfer_kernel_failed and decode.fix.value == "TRITON_ATTN"
     other_kernel = diagnose_log(["RuntimeError: GemmKernel failed with error invalid argument"])
     assert other_kernel is None or other_kernel.cause is not C.flashinfer_kernel_failed
+
+
+def test_round_13_classes_read_the_family_and_leave_neighbours_alone():
+    """A path of the wrong type under a bind mount, in Docker's words or in the service's own; no nvcc
+    for a JIT compile; a client's default output budget past a model's output limit; a container
+    started without the GPU (nvidia-smi missing); a Let's Encrypt certificate whose files are gone."""
+    docker, nginx = DiagnosisContext(service="docker"), DiagnosisContext(service="nginx")
+    python = diagnose_log(["IsADirectoryError: [Errno 21] Is a directory: '/etc/app/config.yaml'"],
+                          DiagnosisContext(service="filter-proxy"))
+    assert python is not None and python.cause is C.bind_mount_type_mismatch
+    assert python.values["path"] == "/etc/app/config.yaml" and "remove the directory" in python.fix.text
+    # The same reads failing for another reason are their own classes.
+    denied = _prometheus('level=error msg="Error loading config (--config.file=/etc/prometheus/prometheus.yml)" '
+                         'err="open /etc/prometheus/prometheus.yml: permission denied"')
+    assert denied.cause is not C.bind_mount_type_mismatch
+    missing = diagnose_log(['nginx: [emerg] open() "/etc/nginx/conf.d/site.conf" failed (2: No such file or directory)'],
+                           nginx)
+    assert missing is None or missing.cause is not C.bind_mount_type_mismatch
+    # Another runc refusal (an entrypoint that is no executable) is not a mount of the wrong type.
+    exec_failed = diagnose_log([('Error response from daemon: failed to create task for container: OCI runtime create '
+                                 'failed: runc create failed: unable to start container process: exec: "/entry.sh": '
+                                 'permission denied: unknown')], docker)
+    assert exec_failed is None or exec_failed.cause is not C.bind_mount_type_mismatch
+    # torch's extension builder says it in its own words; a compile that ran and failed is not a missing nvcc.
+    torch = diagnose_log(["OSError: CUDA_HOME environment variable is not set. Please set it to your CUDA install root."])
+    assert torch is not None and torch.cause is C.cuda_compiler_missing and torch.fix.env == "CUDA_HOME"
+    assert "for its sampler" not in torch.summary
+    compiled = diagnose_log(["RuntimeError: Error building extension 'sampling': nvcc fatal : Unsupported gpu architecture"])
+    assert compiled is None or compiled.cause is not C.cuda_compiler_missing
+    # A default budget no client table knows is capped generically; a vLLM window refusal keeps its window.
+    openai = "max_tokens is too large: {asked}. This model supports at most 8192 completion tokens, whereas you provided {asked}."
+    other = diagnose_log([openai.format(asked=10000)], DiagnosisContext(service="filter-proxy"))
+    assert other.fix.text.startswith("cap max_tokens in the client (at most 8192, the model's output limit")
+    opencode = diagnose_log([openai.format(asked=32000)], DiagnosisContext(service="filter-proxy"))
+    assert "opencode: set the model's limit.output in opencode.json to at most 8192" in opencode.fix.text
+    assert "OPENCODE_EXPERIMENTAL_OUTPUT_TOKEN_MAX" in opencode.fix.text
+    # nvidia-smi missing without the colon of a shell's "command not found".
+    bare = diagnose_log(["!! ERROR: nvidia-smi not found"], docker)
+    assert bare is not None and bare.cause is C.no_gpu_runtime and "--gpus all" in bare.fix.text
+    # A Let's Encrypt certificate's files gone: reissue; a self-made certificate elsewhere names no certbot renewal.
+    line = ('nginx: [emerg] cannot load certificate "{path}": BIO_new_file() failed (SSL: error:02001002:system '
+            "library:fopen:No such file or directory)")
+    issued = diagnose_log([line.format(path="/etc/letsencrypt/live/example.org/fullchain.pem")], nginx)
+    assert issued.cause is C.nginx_certificate_missing and "certbot renew --force-renewal" in issued.fix.text
+    own = diagnose_log([line.format(path="/etc/nginx/ssl/fullchain.pem")], nginx)
+    assert own.cause is C.nginx_certificate_missing and "force-renewal" not in own.fix.text
+
+
+def test_a_misplaced_nginx_block_is_told_by_where_it_stands():
+    """A main-context directive in an included file is removed; a server block at nginx.conf's top is
+    wrapped or moved to conf.d/; a location outside any server block is moved into one."""
+    nginx = DiagnosisContext(service="nginx")
+    line = 'nginx: [emerg] "{directive}" directive is not allowed here in {file}:{line}'
+    included = diagnose_log([line.format(directive="user", file="/etc/nginx/conf.d/site.conf", line=1)], nginx)
+    assert "remove the user directive" in included.fix.text and "inside http {}" in included.fix.text
+    # A server block at the top of an included site file is not nginx.conf's: no restore of the main file.
+    site = diagnose_log([line.format(directive="server", file="/etc/nginx/sites-enabled/app", line=1)], nginx)
+    assert site.cause is C.nginx_directive_misplaced and "restore the main nginx.conf" not in site.fix.text
+    top = diagnose_log([line.format(directive="upstream", file="/etc/nginx/nginx.conf", line=1)], nginx)
+    assert "the upstream block belongs inside http {}" in top.fix.text
+    location = diagnose_log([line.format(directive="location", file="/etc/nginx/conf.d/app.conf", line=12)], nginx)
+    assert "move the location block inside a server {} block" in location.fix.text and "line 12" in location.fix.text
