@@ -60,9 +60,9 @@ def _no_gpu_runtime(evidence: Evidence) -> Diagnosis:
     # installed. The log names neither; the fix says how to tell the three apart.
     return found(evidence, Cause.no_gpu_runtime,
                  "Docker has no NVIDIA runtime, so it cannot give the container the GPU (`gpus: all`)",
-                 Fix("Docker's daemon finds no NVIDIA Container Toolkit. If `nvidia-ctk --version` fails, install it "
-                     "(`sudo apt install nvidia-container-toolkit`); if it is installed (an upgrade can remove the hook "
-                     "it needs: `ls /usr/bin/nvidia-container-runtime-hook`), reinstall the toolkit (`sudo apt install "
+                 Fix("install the NVIDIA Container Toolkit if `nvidia-ctk --version` fails (`sudo apt install "
+                     "nvidia-container-toolkit`); if it is installed, Docker's daemon still finds none when an upgrade "
+                     "removed the hook it needs (`ls /usr/bin/nvidia-container-runtime-hook`): reinstall the toolkit (`sudo apt install "
                      "--reinstall nvidia-container-toolkit`; yum/dnf: remove the nvidia-container-toolkit package and "
                      "install it again); then `sudo nvidia-ctk runtime configure --runtime=docker` and `sudo "
                      "systemctl restart docker` (or a CDI spec: `sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia."
