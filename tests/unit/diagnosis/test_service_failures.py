@@ -176,6 +176,11 @@ BY_CLASS: dict[Cause, Expect] = {
     # Round 13's misses, each built from other reports of the same cause.
     C.bind_mount_type_mismatch: Expect(says=("directory", "create the file before `up`", "stackctl down")),
     C.cuda_compiler_missing: Expect("vllm.environment", env="CUDA_HOME", says=("VLLM_USE_FLASHINFER_SAMPLER=0", "nvcc")),
+    # Round 14's misses, each built from the round's log and another report of the same cause.
+    C.supervisor_http_socket: Expect(says=("[unix_http_server] file=", "supervisor.sock")),
+    C.nginx_no_resolver: Expect("hosts", says=("resolver 127.0.0.11",)),
+    C.model_tools_unsupported: Expect(severity=ADVISORY, says=("supports tools", "--enable-auto-tool-choice")),
+    C.client_key_rejected: Expect(env="OPENAI_API_KEY", severity=ADVISORY, says=("OPENAI_BASE_URL", "stackctl connect")),
     # Round 11's one-report classes, given a second report of the same cause in other words.
     C.nginx_directive_misplaced: Expect(says=("sudo nginx -t",)),
     C.prometheus_feature_flag_removed: Expect(severity=ADVISORY, says=("remove --enable-feature=",)),
@@ -313,7 +318,12 @@ ROUND_LABELS = {"cuda_graph_capture_regression": "cuda_graph_capture_failed",
                 "flashinfer_jit_no_nvcc_cuda_home": "cuda_compiler_missing",
                 "certbot_nginx_config_directive_not_allowed": "nginx_directive_misplaced",
                 "prometheus_removed_feature_flag_agent": "prometheus_feature_flag_removed",
-                "api_key_unexpected_401": "vllm_unauthorized"}
+                "api_key_unexpected_401": "vllm_unauthorized",
+                "http_server_socket_eacces": "supervisor_http_socket",
+                "http_server_socket_einval": "supervisor_http_socket",
+                "no_resolver_for_upstream_name": "nginx_no_resolver",
+                "model_does_not_support_tools": "model_tools_unsupported",
+                "placeholder_api_key_sent": "client_key_rejected"}
 
 
 def test_every_class_is_built_from_several_reports():
