@@ -53,13 +53,15 @@ held-out set of real failure logs collected from other public reports and never 
   default max_tokens, collected while round 12's classes were being built, by a collector who saw
   neither the signatures nor that work: 5/11 = 45.5%, own set then 1025/1025; its misses led to
   classes built by cause, checked against other reports, kept under tests/data/service_failures:
-  own set then 1052/1052).
-- held-out: tests/data/heldout_failures, round 14: 29 logs from 29 other reports (vLLM windows,
-  quantization and offline caches, supervisord's sockets, nginx upstreams, clients' keys and
-  tools), collected while round 13's classes were being built, by a collector who saw neither the
-  signatures nor that work; one report an earlier build had read, grafana#46537, was dropped
-  before measuring (none of the rest is used anywhere else under tests/ or stackctl/); measured
-  once: 14/29 = 48.3% (own set then 1052/1052). Each file's
+  own set then 1052/1052) and tests/data/heldout_round14 (29 logs from 29
+  other reports: vLLM windows, quantization and offline caches, supervisord's sockets, nginx
+  upstreams, clients' keys and tools, collected while round 13's classes were being built, by a
+  collector who saw neither the signatures nor that work: 14/29 = 48.3%, own set then 1052/1052;
+  its misses led to classes built by cause, checked against other reports where one carrying the log
+  line was found, kept under tests/data/service_failures: own set then 1086/1086).
+- held-out: tests/data/heldout_failures, the next round: logs from other reports, collected after
+  round 14 was built from; until one is collected the directory is empty and no held-out figure is
+  printed. Each file's
   `# fix:` header lists what a right fix names (`key=`, `flag=`, `env=`: that field of the fix;
   `text=`: words in the fix sentence); any one suffices. The class in the file name is only a
   label: a fix reached by another class, or by the fallback reading the remedy the log names,

@@ -195,6 +195,13 @@ class Cause(str, Enum):
     cuda_init_unknown = "cuda-init-unknown"
     bind_mount_type_mismatch = "bind-mount-type-mismatch"
     cuda_compiler_missing = "cuda-compiler-missing"
+    # Round 14's misses, built by cause.
+    supervisor_http_socket = "supervisor-http-socket"
+    nginx_no_resolver = "nginx-no-resolver"
+    model_tools_unsupported = "model-tools-unsupported"
+    client_key_rejected = "client-key-rejected"
+    quantization_mismatch = "quantization-mismatch"
+    listen_address_refused = "listen-address-refused"
     # no signature knows it: the decisive error line and the remedy the log names (fallback.py)
     unrecognised = "unrecognised"
 

@@ -4,7 +4,8 @@ request for url"; the OpenAI SDK's "Connection error.") or no scheme at all, a c
 client sets below the agent's minimum (OpenClaw's contextWindow), an exporter asked off /metrics,
 Codex on the Chat Completions wire where only the Responses API is left, LiteLLM without a provider
 prefix or without the model a client asks for (Claude Code's haiku), a thinking budget not
-below max_tokens, and a gateway refusing the anthropic-beta values Claude Code sends."""
+below max_tokens, a gateway refusing the anthropic-beta values Claude Code sends, a model that
+does not support tools (Ollama's refusal), and OpenAI's own 401 for a key (a placeholder) meant for another server."""
 
 from __future__ import annotations
 
@@ -184,6 +185,66 @@ def _client_anthropic_beta_header_rejected(evidence: Evidence) -> Diagnosis:
                  **({"betas": betas} if betas else {}))
 
 
+_CURL_REFUSED = re.compile(r"curl: \(7\) Failed (?:to )?connect to (?P<host>[\w.:-]+?)(?::| port )(?P<port>\d+)\b")
+
+
+def _listen_address_refused(evidence: Evidence) -> Diagnosis:
+    """curl refused at an address and port: nothing listens there. For an exporter, where it listens
+    is its --web.listen-address; a typo there (or in the address asked) is the usual cause."""
+    values = evidence.read(_CURL_REFUSED)
+    host, port = values.get("host", ""), values.get("port", "")
+    at = f"{host}:{port}" if host and port else "that address"
+    exporter = (" An exporter listens only on the address its --web.listen-address names (stackctl's node-exporter: "
+                "127.0.0.1:ports.node_exporter, loopback only, where Prometheus scrapes it): curl that listen address, "
+                "and if you set it by hand check it for a typo, an address this host does not have (`ip -br addr`)"
+                if evidence.context.service in _EXPORTERS else "")
+    return found(evidence, Cause.listen_address_refused,
+                 f"the connection to {at} was refused: nothing listens on that address and port",
+                 Fix(f"compare where the service listens with what was asked: `ss -ltnp | grep {port or 'PORT'}` shows the "
+                     f"listen address (127.0.0.1 answers only on the host itself, 0.0.0.0 on all interfaces), and "
+                     f"`stackctl status` whether the service runs.{exporter}"), severity=Severity.advisory,
+                 **({"address": at} if host and port else {}))
+
+
+_NO_TOOLS = re.compile(r"(?P<model>[\w./:-]+) does not support tools")
+
+
+def _model_tools_unsupported(evidence: Evidence) -> Diagnosis:
+    """Ollama's refusal of a request carrying tools for a model whose template declares none; a
+    client relays it (OpenClaw, cline, the OpenAI SDK). vLLM's own refusal of tools is
+    auto_tool_choice_disabled."""
+    model = evidence.read(_NO_TOOLS).get("model", "")
+    return found(evidence, Cause.model_tools_unsupported,
+                 f"the server refused a request with tools: the model {model or 'asked for'} does not support tools "
+                 "(its chat template declares no tool calling), and agent clients always send them",
+                 Fix("pick a model that supports tools (tool calling) for an agent client, or disable tools in the "
+                     "client where it allows (a plain chat). This refusal is Ollama's: a client still pointed at "
+                     "Ollama; for stackctl's endpoint run `stackctl connect CLIENT`. On stackctl's vLLM the served "
+                     "model calls tools once vLLM runs with --enable-auto-tool-choice and the model's "
+                     "--tool-call-parser (stackctl adds both for the models it knows; others: vllm.extra_args in "
+                     "stack.yaml)"), severity=Severity.advisory, **({"model": model} if model else {}))
+
+
+_WRONG_KEY = re.compile(r"Incorrect API key provided: (?P<key>[^.\s]+)")
+
+
+def _client_key_rejected(evidence: Evidence) -> Diagnosis:
+    """OpenAI's own 401: a client sends its key, often a placeholder meant for a local server
+    ("ollama", "EMPTY"), to api.openai.com, or a wrong key to a server that checks keys."""
+    shown = evidence.read(_WRONG_KEY).get("key", "")
+    # A key shown whole is not a secret OpenAI would mask (it masks real keys with *): a placeholder.
+    placeholder = bool(shown) and "*" not in shown
+    return found(evidence, Cause.client_key_rejected,
+                 "the client's API key was refused with OpenAI's \"Incorrect API key provided\""
+                 + (": a placeholder key for a local server was sent to OpenAI's own API" if placeholder else ""),
+                 Fix("this 401 is api.openai.com's answer: the client is not talking to the stack. Set its base URL to "
+                     "the filter-proxy (OPENAI_BASE_URL=http://HOST:PORT/v1, ports.proxy in stack.yaml) and its "
+                     "OPENAI_API_KEY to the stack's API key (the value in stackctl's .env), not a placeholder; "
+                     "`stackctl connect CLIENT` writes both. A wrong key sent to the stack itself gets the "
+                     "filter-proxy's own 401: use the key from .env", env="OPENAI_API_KEY"),
+                 severity=Severity.advisory)
+
+
 SIGNATURES: tuple[Signature, ...] = (
     # Go's net/http answer to an unknown path (Ollama, Prometheus, Grafana, a Go gateway), and Claude
     # Code's and the SDKs' report of a 404.
@@ -211,6 +272,9 @@ SIGNATURES: tuple[Signature, ...] = (
               r"Invalid model name passed in model=|There is no 'model_name' with this string", _gateway_model_unknown),
     # Codex's (Rust reqwest's) words when the connection to its provider's URL fails.
     signature(Cause.client_base_url, _REQUEST_URL.pattern, _client_url_unreachable),
+    signature(Cause.listen_address_refused, _CURL_REFUSED.pattern + r".*Connection refused", _listen_address_refused),
+    signature(Cause.model_tools_unsupported, r"does not support tools\b", _model_tools_unsupported),
+    signature(Cause.client_key_rejected, r"Incorrect API key provided: ", _client_key_rejected),
     signature(Cause.thinking_budget, r"`?max_tokens`? must be greater than `?thinking\.budget_tokens`?", _thinking_budget),
     signature(Cause.client_anthropic_beta_header_rejected, r"Unexpected value\(s\) `[^`]+`.* for the `anthropic-beta`",
               _client_anthropic_beta_header_rejected),

@@ -50,7 +50,28 @@ def _driver_for(cuda: str) -> int | None:
     return min_driver(cuda) if wanted >= oldest else None
 
 
+_RUNTIME_NAME = re.compile(r"Unknown runtime specified nvidia|unknown or invalid runtime name: nvidia")
+
+
+def _runtime_name_unknown(evidence: Evidence) -> Diagnosis:
+    """`runtime: nvidia` (or `--runtime=nvidia`) names a runtime the daemon has not registered; the
+    device reservation stackctl's fragments use needs only the toolkit's hook."""
+    return found(evidence, Cause.no_gpu_runtime,
+                 "the container names the `nvidia` runtime (`runtime: nvidia`, `--runtime=nvidia`), which this Docker "
+                 "daemon has not registered (no nvidia entry under runtimes in /etc/docker/daemon.json; Docker Desktop "
+                 "has none)",
+                 Fix("ask for the GPU with a device reservation instead of runtime: nvidia: stackctl's fragments use "
+                     "`gpus: all`, the short form of deploy.resources.reservations.devices with `driver: nvidia` and "
+                     "`capabilities: [gpu]`, which needs only the NVIDIA Container Toolkit, not a registered runtime; "
+                     "drop `runtime: nvidia` from any override file (or `docker run --runtime=nvidia`, use `--gpus "
+                     "all`). To keep runtime: nvidia, register it: `sudo nvidia-ctk runtime configure --runtime=docker` "
+                     "and `sudo systemctl restart docker` (or CDI: `sudo nvidia-ctk cdi generate --output=/etc/cdi/"
+                     "nvidia.yaml`); `stackctl doctor` checks the toolkit"))
+
+
 def _no_gpu_runtime(evidence: Evidence) -> Diagnosis:
+    if _RUNTIME_NAME.search(evidence.line):
+        return _runtime_name_unknown(evidence)
     cdi = "CDI" in evidence.text
     if cdi:
         return found(evidence, Cause.no_gpu_runtime, "the NVIDIA CDI spec does not list the GPUs Docker was asked for",
@@ -79,6 +100,13 @@ def _container_without_gpu(evidence: Evidence) -> Diagnosis:
     # nvidia-smi's exit code 12: it ran, but NVML's library would not load (a hand-mounted symlink chain).
     smi = " (nvidia-smi exits 12: the NVML library libnvidia-ml.so would not load)" if "status 12" in evidence.line else ""
     who = "the container" if service in ("docker", "compose") else f"the {service} container"
+    # dcgm-exporter's own words: on arm64 hosts its recent images are known to start without the
+    # library injected even where the runtime works (dcgm-exporter#621).
+    arm64 = (" If `docker run --rm --gpus all IMAGE nvidia-smi` works and dcgm-exporter alone still says "
+             "ERROR_LIBRARY_NOT_FOUND on an arm64 host (GB200/GB300, DGX Spark), mount the driver libraries: the host's "
+             "whole /usr/lib/aarch64-linux-gnu read-only (it holds libnvidia-ml.so.1 and its versioned target), or "
+             "use stackctl's own gpu-exporter (images.gpu-exporter unset)"
+             if "ERROR_LIBRARY_NOT_FOUND" in evidence.line else "")
     return found(evidence, Cause.no_gpu_runtime,
                  f"{who} has no working NVIDIA driver libraries (NVML) inside{smi}: Docker started "
                  "it without the NVIDIA runtime giving it the GPU",
@@ -90,7 +118,7 @@ def _container_without_gpu(evidence: Evidence) -> Diagnosis:
                      "nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml`); "
                      "`stackctl doctor` checks it. Do not hand-mount libnvidia-ml.so or nvidia-smi into the "
                      "container: a mounted symlink without its versioned target still fails; the runtime mounts "
-                     "the driver's own libraries"))
+                     f"the driver's own libraries.{arm64}"))
 
 
 def _gpu_access_lost(evidence: Evidence) -> Diagnosis:

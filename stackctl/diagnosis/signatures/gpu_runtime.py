@@ -34,8 +34,10 @@ def _driver_libs_conflict(evidence: Evidence) -> Diagnosis:
                  "mounts from the host: the two collide and the container does not start",
                  Fix(f"the driver's user-space libraries ({library}) must come from the host, never from the image: set "
                      f"{key} in stack.yaml to an image built on nvidia/cuda whose CUDA version the host driver "
-                     "supports (NGC and vllm/vllm-openai images are), or rebuild yours to remove the driver packages "
-                     "(`apt remove libnvidia-compute-*`, no libnvidia-ml.so.1 under /usr/lib); then `stackctl up`",
+                     "supports (NGC and vllm/vllm-openai images are), or rebuild yours to remove the driver libraries "
+                     "from the image (`apt remove libnvidia-compute-*`, and remove the libnvidia-ml.so.1 any other step "
+                     "copied under /usr/lib, as images built for WSL with the driver's libraries do: the runtime's "
+                     "mount of the host's copy fails on it with \"file exists\"); then `stackctl up`",
                      key=key), library=library)
 
 

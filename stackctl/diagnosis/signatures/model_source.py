@@ -128,7 +128,11 @@ def _hub_offline(evidence: Evidence) -> Diagnosis:
 
 # urllib3's / requests' words when huggingface.co cannot be reached at all (no DNS, no route, a timeout).
 _HUB_UNREACHABLE = (r"host='huggingface\.co'.*(?:Max retries exceeded|timed out)|huggingface\.co.*(?:NameResolutionError"
-                    r"|Temporary failure in name resolution|getaddrinfo failed|Network is unreachable)")
+                    r"|Temporary failure in name resolution|getaddrinfo failed|Network is unreachable)"
+                    # The Hub itself down or overloaded: its gateway's 5xx for a model's metadata.
+                    r"|Server Error: [\w -]+ for url: https://huggingface\.co/")
+_HUB_DOWN = re.compile(r"\b(?P<status>5\d\d) Server Error: [\w -]+ for url: https://huggingface\.co/(?:api/models/)?"
+                       r"(?P<repo>[\w.-]+/[\w.-]+)")
 
 
 # urllib3 names the host apart from the path: "host='huggingface.co' ... with url: /api/models/ORG/NAME/revision/main".
@@ -136,11 +140,14 @@ _URL_REPO = re.compile(r"with url: /(?:api/models/)?(?P<repo>[\w.-]+/[\w.-]+?)/(
 
 
 def _model_not_cached_offline(evidence: Evidence) -> Diagnosis:
-    repo = evidence.read(_HF_REPO).get("repo") or evidence.read(_URL_REPO).get("repo")
+    down = evidence.read(_HUB_DOWN)
+    repo = down.get("repo") or evidence.read(_HF_REPO).get("repo") or evidence.read(_URL_REPO).get("repo")
     named = f" {repo}" if repo else " REPO"
+    why = (f"the Hub answered {down['status']} (it is down or overloaded), and vLLM asks it about a model named by "
+           "its Hub id even when the files are cached" if down else
+           "this host is offline (no DNS or route to the Hub), and the model is named by its Hub id")
     return found(evidence, Cause.model_not_cached_offline,
-                 f"vLLM could not reach huggingface.co to look up{named if repo else ' the model'}: this host is "
-                 "offline (no DNS or route to the Hub), and the model is named by its Hub id",
+                 f"vLLM could not reach huggingface.co to look up{named if repo else ' the model'}: {why}",
                  Fix(f"download the model first where the Hub is reachable (`huggingface-cli download{named}`) into "
                      "stackctl's hf_cache (or copy the directory over), then either point vllm.model_path in stack.yaml "
                      "at that local path, or set HF_HUB_OFFLINE=1 under vllm.environment so vLLM uses the cached "
@@ -148,7 +155,22 @@ def _model_not_cached_offline(evidence: Evidence) -> Diagnosis:
                  **({"model": repo} if repo else {}))
 
 
+_VOCAB_CACHE = re.compile(r"creating file \"(?P<directory>/\S+)/[0-9a-f]+\": Permission denied")
+
+
 def _harmony_vocab_offline(evidence: Evidence) -> Diagnosis:
+    cache = evidence.read(_VOCAB_CACHE).get("directory")
+    if cache:
+        # tiktoken-rs caches the downloaded vocab under /tmp/tiktoken-rs-cache by default: a directory
+        # another user created first (a shared /tmp) is not writable by this one.
+        return found(evidence, Cause.harmony_vocab_offline,
+                     f"the harmony encoding's vocab could not be written to its cache directory {cache}: "
+                     "vLLM's user may not write there (another user created it on a shared /tmp)",
+                     Fix("give vLLM a writable cache directory of its own: set TIKTOKEN_RS_CACHE_DIR under "
+                         "vllm.environment in stack.yaml (`vllm: {environment: {TIKTOKEN_RS_CACHE_DIR: /DIR}}`, a "
+                         f"directory its user owns, e.g. under hf_cache), or remove the stale {cache} if nobody "
+                         "else uses it; on a host without internet also put o200k_base.tiktoken there",
+                         key="vllm.environment", env="TIKTOKEN_RS_CACHE_DIR"), directory=cache)
     return found(evidence, Cause.harmony_vocab_offline,
                  "the tokenizer's tiktoken vocabulary (gpt-oss's harmony encoding: o200k_base) could not be downloaded "
                  "from openaipublic.blob.core.windows.net: this host has no route to it",

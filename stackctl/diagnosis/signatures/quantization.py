@@ -1,5 +1,6 @@
 """A model and --quantization that do not fit: a method asked of a checkpoint not quantized with it
-(no quantization config in the model), and a method this vLLM predates."""
+(no quantization config in the model), a method other than the checkpoint's own, and a method this
+vLLM predates."""
 
 from __future__ import annotations
 
@@ -45,8 +46,27 @@ def _quantization_method_unknown(evidence: Evidence) -> Diagnosis:
                      key="images.vllm"), method=method, **({"known": known} if known else {}))
 
 
+_MISMATCH = re.compile(r"Quantization method specified in the model config \((?P<config>[\w-]+)\) does not match the "
+                       r"quantization method specified in the `quantization` argument \((?P<flag>[\w-]+)\)")
+
+
+def _quantization_mismatch(evidence: Evidence) -> Diagnosis:
+    values = evidence.read(_MISMATCH)
+    config, flag = values.get("config", ""), values.get("flag", "")
+    return found(evidence, Cause.quantization_mismatch,
+                 f"--quantization {flag or 'METHOD'} does not match the checkpoint's own quantization "
+                 f"({config or 'its config'}): vLLM refuses to load it",
+                 Fix(f"remove --quantization from vllm.extra_args in stack.yaml: vLLM detects the quantization "
+                     f"automatically from the checkpoint's config (and picks the faster kernel itself, e.g. "
+                     f"gptq_marlin for a GPTQ model); or set --quantization {config or 'METHOD'}, the method the "
+                     "config names", key="vllm.extra_args", flag="--quantization"),
+                 **({"config": config} if config else {}), **({"flag": flag} if flag else {}))
+
+
 SIGNATURES: tuple[Signature, ...] = (
     signature(Cause.quantization_config_missing, _CONFIG_MISSING.pattern, _quantization_config_missing),
+    signature(Cause.quantization_mismatch, r"does not match the quantization method specified in the `quantization` "
+              r"argument", _quantization_mismatch),
     signature(Cause.quantization_method_unknown, r"Unknown quantization method: [\w-]*\. Must be one of",
               _quantization_method_unknown),
 )

@@ -44,7 +44,11 @@ _OVERFLOW = (r"maximum context length|max_(?:completion_)?tokens'? is too large:
              r"|exceeds the available context size|Context size has been exceeded|exceeds? (?:the )?context window of \d+"
              r"|exceeds the maximum number of tokens allowed|context_length_exceeded"
              r"|reduce the length of the (?:messages|input prompt|prompt)|is too long to fit into the model"
-             r"|is longer than the model's context length")
+             r"|is longer than the model's context length"
+             # vLLM derives max_tokens as the window less the prompt when a request leaves it out: a prompt past
+             # the window makes it negative (-1 alone is a client's own "no limit" value, not this).
+             r"|max_tokens must be at least 1, got -(?!1\b)\d+")
+_NEGATIVE_BUDGET = re.compile(r"max_tokens must be at least 1, got -(?P<over>\d+)")
 # Where a request-time failure is a class of its own in counts (doctor's request-failures row).
 REQUEST_CAUSES = frozenset({
     Cause.request_context_overflow, Cause.system_message_position, Cause.tool_parser_failure,
@@ -106,8 +110,12 @@ def _request_context_overflow(evidence: Evidence) -> Diagnosis:
                          f"{_WINDOW_KEY} in stack.yaml", key=_WINDOW_KEY, value=window),
                      severity=Severity.advisory, max_tokens=int(asked), **values)
     fit = f"under {window} tokens" if window else "within the window"
-    return found(evidence, Cause.request_context_overflow,
-                 f"a conversation{f' ({prompt} tokens)' if prompt else ''} is longer than {size}",
+    over = evidence.read(_NEGATIVE_BUDGET).get("over")
+    if over:
+        values["over"] = int(over)
+    what = (f"a prompt is {over} tokens longer than {size}: vLLM derived max_tokens, the window less the prompt, "
+            f"as -{over}" if over else f"a conversation{f' ({prompt} tokens)' if prompt else ''} is longer than {size}")
+    return found(evidence, Cause.request_context_overflow, what,
                  Fix(f"reduce the length of the input so prompt plus max_tokens stay {fit}: an agent compacts or trims "
                      "the conversation (Claude Code: /compact; `stackctl connect claude-code` sets its auto-compact "
                      "window to the served one); a batch or evaluation client truncates each prompt (with the "

@@ -1,6 +1,6 @@
 """supervisord, which runs the native stack's processes: a program that exits when it should run
 (and after its retries, the supervisor giving up on it), a command that is not there, a program it
-cannot spawn (its directory, its executable, its user), supervisorctl finding no supervisord (at its socket or its http:// serverurl), and a second
+cannot spawn (its directory, its executable, its user), the socket of its HTTP server refused, supervisorctl finding no supervisord (at its socket or its http:// serverurl), and a second
 supervisord refused the port or socket the first one holds."""
 
 from __future__ import annotations
@@ -89,6 +89,28 @@ def _supervisor_port_taken(evidence: Evidence) -> Diagnosis:
                      "remove the stale socket (`unlink /tmp/supervisor.sock`)"))
 
 
+_HTTP_SOCKET = re.compile(r"Cannot open an HTTP server: socket\.error reported (?:errno\.)?(?P<errno>E[A-Z]+)")
+
+
+def _supervisor_http_socket(evidence: Evidence) -> Diagnosis:
+    """supervisord creates the unix socket of [unix_http_server] file= at start; the OS refusing it
+    stops supervisord (an address in use is supervisor_port_taken, its own message)."""
+    errno = evidence.read(_HTTP_SOCKET).get("errno", "")
+    why = {"EACCES": "its user may not create the socket file there (the directory is not writable by it, or a "
+                     "supervisor.sock another user left in a shared /tmp is in the way)",
+           "EINVAL": "the socket path is refused (longer than the 107 bytes a unix socket path may have, or on a "
+                     "filesystem that holds no unix sockets: a bind mount from macOS or Windows, NFS, SMB)"}.get(
+        errno, "the OS refused the socket file")
+    return found(evidence, Cause.supervisor_http_socket,
+                 f"supervisord cannot create the unix socket of its HTTP server{f' ({errno})' if errno else ''}: {why}",
+                 Fix("point the socket at a short path in a local directory supervisord's user can write: "
+                     "[unix_http_server] file= in supervisord.conf (with the same path in [supervisorctl] serverurl=unix://"
+                     "...), e.g. file=/tmp/supervisor.sock, or a directory of its own; remove a stale supervisor.sock "
+                     "no running supervisord owns. stackctl's native stack keeps its socket under .stackctl/supervisor/ "
+                     "(a /tmp path when that one is too long): run `stackctl up` as the user who owns the stack directory, "
+                     "on a local filesystem"), **({"errno": errno} if errno else {}))
+
+
 def _supervisor_spawn_failed(evidence: Evidence) -> Diagnosis:
     spawn = evidence.read(_SPAWN)
     what, target, errno = spawn.get("what", "exec"), spawn.get("target") or spawn.get("file", "?"), spawn.get("errno", "")
@@ -120,6 +142,8 @@ SIGNATURES: tuple[Signature, ...] = (
               _supervisor_gave_up, CONSEQUENCE),
     signature(Cause.supervisor_not_running, r"unix://\S+\.sock no such file|unix://\S+\.sock refused connection"
               r"|https?://[\w.-]+:\d+ refused connection", _supervisor_not_running, CONSEQUENCE),
+    signature(Cause.supervisor_http_socket, r"Cannot open an HTTP server: socket\.error reported (?!errno\.EADDRINUSE)",
+              _supervisor_http_socket),
     signature(Cause.supervisor_port_taken, r"(?:An)?other program is already listening on a port that one of our HTTP "
               r"servers", _supervisor_port_taken),
     signature(Cause.supervisor_gave_up, r"exited: [\w.-]+ \(exit status \d+; not expected\)", _supervisor_gave_up,

@@ -35,14 +35,26 @@ def _nginx_certificate_missing(evidence: Evidence) -> Diagnosis:
 _UPSTREAM = re.compile(r"upstream: \"(?P<upstream>[^\"]+)\"")
 
 
+_LOOPBACK = re.compile(r"//(?:127\.|localhost\b|\[::1\])")
+
+
 def _nginx_upstream_down(evidence: Evidence) -> Diagnosis:
     upstream = evidence.read(_UPSTREAM).get("upstream", "").strip()
+    # A refused connection to another machine's (or container's) address while the service runs: it
+    # listens on localhost only, which no other host or container reaches.
+    remote = (" The upstream is not a loopback address: a service listening on localhost (127.0.0.1) only is "
+              "refused there; it must listen on all interfaces (bind to 0.0.0.0) or on that address"
+              if upstream and "refused" in evidence.line and not _LOOPBACK.search(upstream) else "")
     return found(evidence, Cause.nginx_upstream_down,
                  f"nginx could not reach its upstream{' ' + upstream if upstream else ''} (the filter-proxy): clients "
                  "get 502 Bad Gateway",
                  Fix("check the filter-proxy (`stackctl status`, `stackctl logs filter-proxy --explain`); it listens "
                      "on ports.proxy, and on a split edge/GPU stack on the GPU host's address from hosts: in "
-                     "stack.yaml (`stackctl doctor --host NAME` checks the peers)", key="ports.proxy"),
+                     f"stack.yaml (`stackctl doctor --host NAME` checks the peers).{remote} stackctl runs nginx and "
+                     "the proxy on the host network, where 127.0.0.1 is the host's loopback; an nginx in a container "
+                     "of its own (a Compose network, an override without `network_mode: host`) reaches only the "
+                     "container's own loopback at 127.0.0.1, not the host's: use the host network or the host IP",
+                     key="ports.proxy"),
                  severity=Severity.advisory, **({"upstream": upstream} if upstream else {}))
 
 
@@ -85,6 +97,23 @@ def _nginx_upstream_host_unknown(evidence: Evidence) -> Diagnosis:
                      "variable in proxy_pass (`set $up http://NAME:PORT; proxy_pass $up;`) to resolve the upstream at "
                      "request time",
                      key="hosts"), **({"upstream": host} if host else {}))
+
+
+_NO_RESOLVER = re.compile(r"no resolver defined to resolve \"?(?P<host>[\w.-]+?)\"?(?:host|,|\s|$)")
+
+
+def _nginx_no_resolver(evidence: Evidence) -> Diagnosis:
+    host = evidence.read(_NO_RESOLVER).get("host", "")
+    return found(evidence, Cause.nginx_no_resolver,
+                 f"nginx was asked to resolve {host or 'a name'} while running (a variable in proxy_pass, a Lua or njs "
+                 "call) and no resolver is defined: that request fails",
+                 Fix("nginx resolves names at run time only through a `resolver` directive: define a resolver in the "
+                     "http (or server) block, the DNS server this nginx can reach: `resolver 127.0.0.11 valid=10s;` in "
+                     "a Docker network (Docker's DNS, which knows host.docker.internal and the containers), or the "
+                     "nameserver of /etc/resolv.conf on the host (OpenResty: `resolver local=on;`); or use an IP address "
+                     "in place of the name. stackctl's own upstreams are addresses (127.0.0.1, or the GPU host's "
+                     "address under hosts: in stack.yaml) and need no resolver", key="hosts"),
+                 **({"host": host} if host else {}))
 
 
 _ACME_DOMAIN = re.compile(r"Domain: (?P<domain>\S+)|for domain (?P<challenge>\S+)"
@@ -215,6 +244,7 @@ SIGNATURES: tuple[Signature, ...] = (
     # The page nginx's client gets (its status line or HTML title; openresty's too): a cause the
     # log names elsewhere wins over it.
     signature(Cause.nginx_upstream_timeout, r"\b504 \(?Gateway Time-?out\b", _nginx_upstream_timeout, CONSEQUENCE),
+    signature(Cause.nginx_no_resolver, r"no resolver defined to resolve", _nginx_no_resolver),
     # nginx's own log, and the page its client gets (the 413 status line or its HTML title).
     signature(Cause.nginx_body_too_large, r"client intended to send too large body|\b413 Request Entity Too Large",
               _nginx_body_too_large),

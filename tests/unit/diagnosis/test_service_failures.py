@@ -176,6 +176,11 @@ BY_CLASS: dict[Cause, Expect] = {
     # Round 13's misses, each built from other reports of the same cause.
     C.bind_mount_type_mismatch: Expect(says=("directory", "create the file before `up`", "stackctl down")),
     C.cuda_compiler_missing: Expect("vllm.environment", env="CUDA_HOME", says=("VLLM_USE_FLASHINFER_SAMPLER=0", "nvcc")),
+    # Round 14's misses, each built from the round's log and another report of the same cause.
+    C.supervisor_http_socket: Expect(says=("[unix_http_server] file=", "supervisor.sock")),
+    C.nginx_no_resolver: Expect("hosts", says=("resolver 127.0.0.11",)),
+    C.model_tools_unsupported: Expect(severity=ADVISORY, says=("supports tools", "--enable-auto-tool-choice")),
+    C.client_key_rejected: Expect(env="OPENAI_API_KEY", severity=ADVISORY, says=("OPENAI_BASE_URL", "stackctl connect")),
     # Round 11's one-report classes, given a second report of the same cause in other words.
     C.nginx_directive_misplaced: Expect(says=("sudo nginx -t",)),
     C.prometheus_feature_flag_removed: Expect(severity=ADVISORY, says=("remove --enable-feature=",)),
@@ -313,7 +318,12 @@ ROUND_LABELS = {"cuda_graph_capture_regression": "cuda_graph_capture_failed",
                 "flashinfer_jit_no_nvcc_cuda_home": "cuda_compiler_missing",
                 "certbot_nginx_config_directive_not_allowed": "nginx_directive_misplaced",
                 "prometheus_removed_feature_flag_agent": "prometheus_feature_flag_removed",
-                "api_key_unexpected_401": "vllm_unauthorized"}
+                "api_key_unexpected_401": "vllm_unauthorized",
+                "http_server_socket_eacces": "supervisor_http_socket",
+                "http_server_socket_einval": "supervisor_http_socket",
+                "no_resolver_for_upstream_name": "nginx_no_resolver",
+                "model_does_not_support_tools": "model_tools_unsupported",
+                "placeholder_api_key_sent": "client_key_rejected"}
 
 
 def test_every_class_is_built_from_several_reports():
@@ -579,3 +589,79 @@ def test_a_misplaced_nginx_block_is_told_by_where_it_stands():
     assert "the upstream block belongs inside http {}" in top.fix.text
     location = diagnose_log([line.format(directive="location", file="/etc/nginx/conf.d/app.conf", line=12)], nginx)
     assert "move the location block inside a server {} block" in location.fix.text and "line 12" in location.fix.text
+
+
+def test_round_14_classes_read_the_family_and_leave_neighbours_alone():
+    """supervisord's HTTP socket refused, nginx without a resolver, a model without tools, OpenAI's 401
+    for another server's key, a --quantization other than the checkpoint's, curl refused, a negative
+    derived max_tokens, the Hub's 5xx, harmony's unwritable cache, runtime: nvidia unregistered, an
+    upstream on localhost only."""
+    supervisord, nginx = DiagnosisContext(service="supervisord"), DiagnosisContext(service="nginx")
+    proxy, docker = DiagnosisContext(service="filter-proxy"), DiagnosisContext(service="docker")
+    socket = "Error: Cannot open an HTTP server: socket.error reported errno.{errno} ({number})"
+    too_long = diagnose_log([socket.format(errno="EINVAL", number=22)], supervisord)
+    assert too_long.cause is C.supervisor_http_socket and "107 bytes" in too_long.summary
+    # A socket in use is the running supervisord's, its own class.
+    in_use = diagnose_log([socket.format(errno="EADDRINUSE", number=98)], supervisord)
+    assert in_use is None or in_use.cause is not C.supervisor_http_socket
+    # A name nginx cannot resolve at start is the upstream's, not the run-time resolver's.
+    at_start = diagnose_log(['nginx: [emerg] host not found in upstream "vllm:8000" in /etc/nginx/conf.d/a.conf:3'], nginx)
+    assert at_start.cause is C.nginx_upstream_host_unknown
+    lua = diagnose_log(['failed to connect: no resolver defined to resolve "graph.qq.com"'], nginx)
+    assert lua.cause is C.nginx_no_resolver and lua.values["host"] == "graph.qq.com"
+    # vLLM's own refusal of tools names its flags; Ollama's names the model.
+    vllm_tools = diagnose_log([('{"object":"error","message":"\\"auto\\" tool choice requires --enable-auto-tool-choice '
+                                'and --tool-call-parser to be set"}')], proxy)
+    assert vllm_tools.cause is C.auto_tool_choice_disabled
+    ollama = diagnose_log(["400 codellama:latest does not support tools"], proxy)
+    assert ollama.cause is C.model_tools_unsupported and ollama.values["model"] == "codellama:latest"
+    # A real key OpenAI masks is no placeholder; the fix is still the base URL and the stack's key.
+    masked = diagnose_log([("401 Incorrect API key provided: sk-proj-****MxYA. You can find your API key at "
+                            "https://platform.openai.com/account/api-keys.")], proxy)
+    assert masked.cause is C.client_key_rejected and "placeholder" not in masked.summary
+    # A method vLLM does not know, and a method asked of an unquantized model, stay their own classes.
+    mismatch = diagnose_log([("ValueError: Quantization method specified in the model config (fp8) does not match the "
+                              "quantization method specified in the `quantization` argument (gguf).")])
+    assert mismatch.cause is C.quantization_mismatch and "--quantization fp8" in mismatch.fix.text
+    assert diagnose_log(["ValueError: Cannot find the config file for awq"]).cause is C.quantization_config_missing
+    # curl refused names the exporter's listen address only for an exporter.
+    refused = "curl: (7) Failed to connect to localhost port 9100 after 0 ms: Connection refused"
+    exporter = diagnose_log([refused], DiagnosisContext(service="node-exporter"))
+    assert exporter.cause is C.listen_address_refused and "--web.listen-address" in exporter.fix.text
+    assert "--web.listen-address" not in diagnose_log([refused], proxy).fix.text
+    timeout = diagnose_log(["curl: (28) Failed to connect to localhost port 9100 after 3000 ms: Timeout was reached"],
+                           DiagnosisContext(service="node-exporter"))
+    assert timeout is None or timeout.cause is not C.listen_address_refused
+    # A prompt past the window as vLLM's derived budget; a client's own -1 is not one.
+    negative = "max_tokens must be at least 1, got -{over}. (parameter=max_tokens, value=-{over})"
+    past = diagnose_log([negative.format(over=46771)], proxy)
+    assert past.cause is C.request_context_overflow and past.values["over"] == 46771
+    assert past.fix.key == "vllm.max_model_len"
+    minus_one = diagnose_log([negative.format(over=1)], proxy)
+    assert minus_one is None or minus_one.cause is not C.request_context_overflow
+    # The Hub's 504 (huggingface_hub's words as faster-whisper#261 and transformers#23228 show them).
+    for line in (("huggingface_hub.utils._errors.HfHubHTTPError: 504 Server Error: Gateway Time-out for url: "
+                  "https://huggingface.co/api/models/guillaumekln/faster-whisper-tiny.en/revision/main"),
+                 ("HTTPError: 504 Server Error: Gateway Time-out for url: https://huggingface.co/api/models/"
+                  "bert-base-uncased/tree/main?recursive=True")):
+        down = diagnose_log([line])
+        assert down.cause is C.model_not_cached_offline and down.fix.env == "HF_HUB_OFFLINE" and "504" in down.summary
+    # A 404 from the Hub is a model that is not there, not the Hub down.
+    missing = diagnose_log([("huggingface_hub.utils._errors.RepositoryNotFoundError: 404 Client Error. Repository Not "
+                             "Found for url: https://huggingface.co/api/models/org/nope/revision/main.")])
+    assert missing.cause is C.model_not_found
+    # harmony's vocab: a cache directory not writable, against a host with no route to the blob store.
+    offline = diagnose_log([("openai_harmony.HarmonyError: error downloading or loading vocab file: failed to download "
+                             "or load vocab file")])
+    assert offline.fix.env == "TIKTOKEN_ENCODINGS_BASE"
+    # runtime: nvidia unregistered names the device reservation; a missing toolkit under --gpus does not.
+    unregistered = diagnose_log(["Error response from daemon: unknown or invalid runtime name: nvidia"], docker)
+    assert unregistered.cause is C.no_gpu_runtime and "instead of runtime: nvidia" in unregistered.fix.text
+    toolkit = diagnose_log(['could not select device driver "" with capabilities: [[gpu]]'], docker)
+    assert toolkit.cause is C.no_gpu_runtime and "instead of runtime: nvidia" not in toolkit.fix.text
+    # An upstream refused on another address names the listen address; on loopback it does not.
+    upstream = ('connect() failed (111: Connection refused) while connecting to upstream, client: 1.2.3.4, server: _, '
+                'request: "POST /v1/messages HTTP/1.1", upstream: "http://{address}:8080/v1/messages"')
+    remote = diagnose_log([upstream.format(address="10.0.0.5")], nginx)
+    assert "bind to 0.0.0.0" in remote.fix.text
+    assert "bind to 0.0.0.0" not in diagnose_log([upstream.format(address="127.0.0.1")], nginx).fix.text
