@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from stackctl.config import parse_stack_config
@@ -145,13 +143,13 @@ def test_wrapped_messages_are_read_whole():
     assert diagnosis.values == {"max_model_len": 32768, "window": 4096}
 
 
-def test_a_long_log_is_read_quickly():
+def test_the_failure_is_found_past_a_long_log_of_noise():
+    # As `logs --explain` reads it: up to 5000 lines, mostly throughput lines that match nothing.
+    # How fast: benchmarks/diagnosis_speed.py (no timed assertion here).
     filler = [f"(APIServer pid=1) INFO 01-01 00:00:{i % 60:02d} [loggers.py:123] Engine 000: Avg prompt throughput: "
               f"{i}.0 tokens/s, Running: 1 reqs" for i in range(5000)]
-    started = time.perf_counter()
     diagnosis = diagnose_log([*filler, *lines_of("mamba_cache_overflow__vllm-pr-38632")])
     assert diagnosis.cause is Cause.mamba_cache_overflow
-    assert time.perf_counter() - started < 2.0
 
 
 def test_go_services_port_clash_names_their_key():
