@@ -80,6 +80,7 @@ class ProducerResponse(Response):
         if serving is not None:
             self._in_flight.add(serving)
         disconnected = False
+        closed = False
         producer: asyncio.Task[None] | None = None
         watcher: asyncio.Task[None] | None = None
         try:
@@ -95,6 +96,10 @@ class ProducerResponse(Response):
                 disconnected = True
             else:
                 producer.result()  # a bug in the producer surfaces here, as before
+                # Closed before the reply's end reaches the client: its next request may come at
+                # once, and should find the backend connection back in the pool.
+                closed = True
+                await asyncio.shield(self._close())
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
         except OSError:
             disconnected = True
@@ -110,7 +115,8 @@ class ProducerResponse(Response):
                 for task in (watcher, producer):
                     if task is not None:
                         await cancel_and_wait(task)  # the server shutting down cancels us
-                await asyncio.shield(self._close())
+                if not closed:
+                    await asyncio.shield(self._close())
             finally:
                 self._in_flight.discard(serving)
                 self._on_done(disconnected)

@@ -112,12 +112,11 @@ class AnthropicStream:
                     await self.send(out)
                 if translator.turn_over:
                     if done:
-                        await upstream.finish()
+                        await upstream.read_to_end()
                     return
         except StreamError as error:
             await self.send(translator.fail(self._broken(error)))
             return
-        upstream.release()  # read to its end
         if translator.saw_finish_reason:
             # Some servers end with finish_reason and no [DONE]; the reply is complete anyway.
             await self.send(translator.finish())

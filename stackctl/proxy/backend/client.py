@@ -106,31 +106,26 @@ class BackendStream:
     async def aread(self) -> bytes:
         return await self._reply.read_all()
 
-    async def finish(self) -> None:
-        """Once the reply's last event ([DONE]) is in: read the body's end (vLLM writes it on
-        its own; only a connection whose reply was read to its end is kept, so without this every
-        such reply cost a new connection), then give the connection back. A backend that goes
-        on past [DONE] for longer than _BODY_END_S has its connection closed instead."""
-        read = self._reply.read
+    async def read_to_end(self) -> None:
+        """Once the reply's last event ([DONE]) is in: read the body's end. vLLM writes it on its
+        own, and only a connection whose reply was read to its end is kept (without this, such a
+        reply cost the next request a new connection). A backend that goes on past [DONE] for
+        longer than _BODY_END_S has its connection closed by `aclose()` instead."""
+        read = self.read
         try:
             async with asyncio.timeout(_BODY_END_S):
                 while await read():
                     pass
         except StreamError:
             pass
-        self.release()
 
-    def release(self) -> None:
-        """Give the connection back now, before the client's reply ends (its next request may
-        come at once and should find it): a whole reply's connection is kept; an unfinished one
-        (the client left) is closed, so vLLM aborts the request and frees its slot. Once only."""
+    async def aclose(self) -> None:
+        """Give the connection back: a whole reply's connection is kept; an unfinished one (the
+        client left) is closed, so vLLM aborts the request and frees its slot. Once only."""
         if not self._released:
             self._released = True
             self._silence.cancel()
             self._pool.release(self._reply)
-
-    async def aclose(self) -> None:
-        self.release()
 
 
 class Backend:

@@ -64,7 +64,6 @@ class OpenAIRelay:
             log.exception("relaying the backend stream failed")
             await emit(error_chunk("internal error in the filter-proxy; the reply is incomplete"))
             return
-        self.upstream.release()  # read to its end: the client's next request may come at once
         rest = splitter.rest()
         if rest:
             await emit(strip_empty_tool_calls(rest))
