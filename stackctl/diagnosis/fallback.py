@@ -19,7 +19,7 @@ from stackctl.diagnosis.log_lines import (
     strip_prefixes,
 )
 from stackctl.diagnosis.remedy import Remedy, RemedyKind, named_remedies
-from stackctl.diagnosis.stack_keys import Placement, as_flag, placement
+from stackctl.diagnosis.stack_keys import Placement, as_flag, placement, switch
 from stackctl.diagnosis.verdict import Cause, Diagnosis, DiagnosisContext, Fix, Severity
 
 # How far around the decisive line hints are read (lines before: the error records that lead up
@@ -89,14 +89,15 @@ def _fix(remedies: list[Remedy], service: str, fatal: bool) -> Fix:
     for remedy in remedies:
         where = placement(remedy, service)
         placed.setdefault(where.text, (remedy, where))
-    shown = [remedy for remedy, _ in placed.values()][:_REMEDIES_SHOWN]
-    places = [where for _, where in placed.values()][:_REMEDIES_SHOWN]
-    first, where = shown[0], places[0]
-    text = "the log names its own remedy: " + "; ".join(place.text for place in places)
+    shown = list(placed.values())[:_REMEDIES_SHOWN]
+    first, where = shown[0]
+    text = "the log names its own remedy: " + "; ".join(place.text for _, place in shown)
     flag = as_flag(first, service)
-    switch = first.kind is RemedyKind.setting and first.value is not None and first.value.lower() in ("true", "false")
+    # A switch is its flag alone (trust_remote_code=True: --trust-remote-code), with no value.
+    is_switch = first.kind is RemedyKind.setting and switch(first.value) is not None
     return Fix(text + "; then `stackctl up`", key=where.key, flag=flag,
-               env=first.name if first.kind is RemedyKind.env else None, value=None if switch and flag else first.value)
+               env=first.name if first.kind is RemedyKind.env else None,
+               value=None if is_switch and flag else first.value)
 
 
 def _without_error_line(lines: list[str], context: DiagnosisContext) -> Diagnosis | None:

@@ -41,7 +41,7 @@ def as_flag(remedy: Remedy, service: str) -> str | None:
         return remedy.name
     if remedy.kind is RemedyKind.setting and _for_engine(remedy, service):
         flag = remedy.name.replace("_", "-")
-        return f"--no-{flag}" if _switch(remedy.value) is False else f"--{flag}"
+        return f"--no-{flag}" if switch(remedy.value) is False else f"--{flag}"
     return None
 
 
@@ -53,7 +53,7 @@ def _for_engine(remedy: Remedy, service: str) -> bool:
         and "--" + remedy.name.replace("_", "-") in VLLM_FLAG_KEYS)
 
 
-def _switch(value: str | None) -> bool | None:
+def switch(value: str | None) -> bool | None:
     """True/False where a setting's value is a switch ("trust_remote_code=True"), else None."""
     return {"true": True, "false": False}.get((value or "").lower())
 
@@ -63,7 +63,7 @@ def placement(remedy: Remedy, service: str) -> Placement:
     if remedy.kind is RemedyKind.setting and engine:
         # A switch is a flag of its own (trust_remote_code=True: --trust-remote-code), with no value.
         remedy = Remedy(RemedyKind.flag, as_flag(remedy, service) or remedy.name,
-                        None if _switch(remedy.value) is not None else remedy.value)
+                        None if switch(remedy.value) is not None else remedy.value)
     value = f" {remedy.value}" if remedy.value else ""
     if remedy.kind is RemedyKind.flag and engine:
         key = VLLM_FLAG_KEYS.get(remedy.name)
