@@ -20,15 +20,10 @@ _ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(_ROOT))
 
 from stackctl.diagnosis import diagnose_log
-from tests.unit.diagnosis.real_logs import FAILURE_LOGS, read_headers
+from tests.unit.diagnosis.real_logs import FAILURE_LOGS, read_headers, throughput_lines
 
 _FAILURE = FAILURE_LOGS / "mamba_cache_overflow__vllm-pr-38632.log"
 _BASELINE = re.compile(r"Traceback \(most recent call last\)")
-
-
-def filler(count: int) -> list[str]:
-    return [f"(APIServer pid=1) INFO 01-01 00:00:{i % 60:02d} [loggers.py:123] Engine 000: Avg prompt "
-            f"throughput: {i}.0 tokens/s, Running: 1 reqs" for i in range(count)]
 
 
 def best_of(repeat: int, work: Callable[[], object]) -> float:
@@ -46,7 +41,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3, help="runs of each; the best counts")
     args = parser.parse_args()
     _headers, failure = read_headers(_FAILURE)
-    lines = [*filler(args.lines), *failure]
+    lines = [*throughput_lines(args.lines), *failure]
     diagnosis = diagnose_log(lines)
     if diagnosis is None:
         sys.exit("the failure at the end of the log was not found")

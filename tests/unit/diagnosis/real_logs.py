@@ -38,3 +38,10 @@ def read_headers(path: Path) -> tuple[dict[str, str], list[str]]:
 
 def expected_class(path: Path) -> str:
     return path.name.split("__", 1)[0]
+
+
+def throughput_lines(count: int) -> list[str]:
+    """A long-running vLLM's log as `logs --explain` mostly reads it: throughput lines that match
+    nothing (the noise before a failure, for the long-log test and benchmarks/diagnosis_speed.py)."""
+    return [f"(APIServer pid=1) INFO 01-01 00:00:{i % 60:02d} [loggers.py:123] Engine 000: Avg prompt "
+            f"throughput: {i}.0 tokens/s, Running: 1 reqs" for i in range(count)]

@@ -13,7 +13,7 @@ from stackctl.diagnosis import (
     diagnose_log,
     diagnose_service_log,
 )
-from tests.unit.diagnosis.real_logs import FAILURE_LOGS, read_log
+from tests.unit.diagnosis.real_logs import FAILURE_LOGS, read_log, throughput_lines
 
 ENGINE_FAILED = "(EngineCore_DP0 pid=120) RuntimeError: Engine core initialization failed. See root cause above."
 GRAPH_OOM = [
@@ -146,9 +146,7 @@ def test_wrapped_messages_are_read_whole():
 def test_the_failure_is_found_past_a_long_log_of_noise():
     # As `logs --explain` reads it: up to 5000 lines, mostly throughput lines that match nothing.
     # How fast: benchmarks/diagnosis_speed.py (no timed assertion here).
-    filler = [f"(APIServer pid=1) INFO 01-01 00:00:{i % 60:02d} [loggers.py:123] Engine 000: Avg prompt throughput: "
-              f"{i}.0 tokens/s, Running: 1 reqs" for i in range(5000)]
-    diagnosis = diagnose_log([*filler, *lines_of("mamba_cache_overflow__vllm-pr-38632")])
+    diagnosis = diagnose_log([*throughput_lines(5000), *lines_of("mamba_cache_overflow__vllm-pr-38632")])
     assert diagnosis.cause is Cause.mamba_cache_overflow
 
 
