@@ -1,5 +1,6 @@
 """What the filter-proxy costs at GPU speed: CPU per token, added TTFT and aggregate throughput on
-both routes, against direct, a do-nothing relay and (--litellm) LiteLLM, measured in one run.
+both routes, against direct, two do-nothing relays (nginx, where installed, and a uvloop one) and
+(--litellm) LiteLLM, measured in one run.
 
     .venv/bin/python benchmarks/proxy_overhead.py                    # ~3 min on 2 cores
     .venv/bin/python benchmarks/proxy_overhead.py --quick            # a smoke run (~40 s)
@@ -120,6 +121,25 @@ def start_proxy(name: str, source: Path, backend_port: int, workers: int, *extra
     if workers != 1:
         argv += ["--workers", str(workers)]
     return start(name, [*argv, *extra], port, env=env, cwd=source)
+
+
+def start_nginx_relay(backend_port: int, workdir: Path) -> Server | None:
+    """nginx proxying HTTP without buffering, kept-alive to the backend: a relay with no Python in
+    it, i.e. the floor this machine sets (wake-ups, loopback reads and writes). None without nginx."""
+    binary = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None)
+    if binary is None:
+        print("nginx not installed: no C relay floor (apt-get install nginx)", flush=True)
+        return None
+    port, home = free_port(), workdir / "nginx"
+    (home / "logs").mkdir(parents=True)
+    (home / "nginx.conf").write_text(
+        f"worker_processes 1; daemon off; pid {home}/nginx.pid; error_log {home}/logs/error.log;\n"
+        "events { worker_connections 4096; }\n"
+        "http { access_log off;\n"
+        f"  upstream backend {{ server 127.0.0.1:{backend_port}; keepalive 512; }}\n"
+        f"  server {{ listen 127.0.0.1:{port} backlog=4096; location / {{ proxy_pass http://backend;\n"
+        "    proxy_http_version 1.1; proxy_set_header Connection \"\"; proxy_buffering off; } } }\n")
+    return start("nginx relay", [binary, "-p", str(home), "-c", str(home / "nginx.conf")], port)
 
 
 def checkout(ref: str, into: Path) -> Path:
@@ -285,6 +305,13 @@ def litellm_ratios(rows: list[Row], levels: list[int]) -> list[str]:
                          f"{b.ms_per_request:.2f} ms = 1/{ratio:.0f} [{verdict} <= 1/20]; added TTFT p50 "
                          f"{added_a:+.1f} vs {added_b:+.1f} ms; aggregate {a.level.aggregate_rate:.0f} vs "
                          f"{b.level.aggregate_rate:.0f} deltas/s")
+        theirs = level.get("litellm openai")
+        floors = [level[name] for name in ("nginx relay", "relay") if name in level]
+        if theirs and floors:
+            # What a proxy that did nothing would score: no proxy beats its floor's ratio.
+            lines.append(f"  c{concurrency} floors   : " + "; ".join(
+                f"{row.name} {row.ms_per_request:.2f} ms = 1/{theirs.ms_per_request / row.ms_per_request:.0f}"
+                for row in floors if row.ms_per_request) + " of LiteLLM openai's")
     return lines
 
 
@@ -386,9 +413,12 @@ def main() -> None:
         relay = start("relay", [python, str(BENCH / "proxy_overhead.py"), "--_relay", str(relay_port),
                                 str(backend_port)], relay_port)
         servers.append(relay)
+        nginx = start_nginx_relay(backend_port, workdir)
+        servers += [nginx] if nginx else []
         ours = start_proxy("stackctl", REPO, backend_port, options.workers)
         servers.append(ours)
         modes = [Mode(chat_target("direct", backend_port, tokens, key=None), None, "base"),
+                 *([Mode(chat_target("nginx relay", nginx.port, tokens, key=None), nginx, "base")] if nginx else []),
                  Mode(chat_target("relay", relay_port, tokens, key=None), relay, "base"),
                  Mode(chat_target("stackctl openai", ours.port, tokens), ours, "stackctl"),
                  Mode(messages_target("stackctl anthropic", ours.port, tokens), ours, "stackctl")]
