@@ -678,3 +678,12 @@ def test_a_404_on_a_path_the_engine_serves_is_not_an_unserved_path():
                              'INFO:     127.0.0.1:53798 - "POST /v1/generate HTTP/1.1" 404 Not Found'],
                             DiagnosisContext(service="vllm"))
     assert unserved.cause is C.endpoint_path_unknown and unserved.values["paths"] == "/, /v1/generate"
+
+
+def test_a_window_overflow_on_the_release_that_ignores_max_model_len_names_a_newer_vllm():
+    refusal = "ValueError: The decoder prompt (length 18425) is longer than the maximum model length of 12288."
+    capped = diagnose_log(["INFO 07-08 10:00:00 [api_server.py:1] vLLM API server version 0.9.1", refusal])
+    assert capped.cause is C.request_context_overflow and capped.fix.key == "images.vllm"
+    assert "vLLM 0.9.2 or newer" in capped.fix.text
+    other = diagnose_log(["INFO 07-08 10:00:00 [api_server.py:1] vLLM API server version 0.9.2", refusal])
+    assert other.fix.key == "vllm.max_model_len"
