@@ -63,8 +63,9 @@ held-out set of real failure logs collected from other public reports and never 
   directory, a client on the wrong path, an old vLLM's window, collected while round 14's classes
   were being built, by a collector who saw neither the signatures nor that work and who found the
   public pool nearly used up: 2/4 = 50.0%, too few to say much, own set then 1086/1086; its misses
-  led to classes built by cause from other reports, kept under tests/data/service_failures and
-  tests/data/vllm_failures).
+  led to a class built by cause from other reports (a client on a path the engine does not serve,
+  kept under tests/data/service_failures) and to vLLM 0.9.1's ignored window named in the request
+  overflow's fix: own set then 1092/1092).
 - held-out: tests/data/heldout_failures, the next round: logs from other reports, collected after
   the round before was built from, by a collector who saw neither the signatures nor that work;
   measured once. Each file's `# fix:` header lists what a right fix names (`key=`, `flag=`, `env=`:

@@ -143,8 +143,9 @@ def _host_placement(remedy: Remedy, service: str, port_keys: Mapping[int, str]) 
         key = (port_keys.get(port) if port else None) or SERVICE_PORT_KEYS.get(service)
         which = f"port {port}" if port else f"a port {service} listens on"
         move = f" or move {key} in stack.yaml to a free port" if key else " or move it to another port"
-        return Placement(key, f"{which} is already in use by another process: stop what holds it (`ss -ltnp"
-                              f"{f' sport = :{port}' if port else ''}` shows who listens; often an earlier instance "
+        listens = f"ss -ltnp 'sport = :{port}'" if port else "ss -ltnp"
+        return Placement(key, f"{which} is already in use by another process: stop what holds it (`{listens}` "
+                              "shows who listens; often an earlier instance "
                               f"still running){move}")
     if remedy.kind in (RemedyKind.permission, RemedyKind.writable):
         user = SERVICE_USERS.get(service)

@@ -97,7 +97,7 @@ def test_a_port_in_use_names_the_key_that_sets_it():
     vllm = _fallback(["[Errno 98] error while attempting to bind on address ('0.0.0.0', 8000): address already in use"],
                      "vllm")
     assert (vllm.cause, vllm.fix.key, vllm.fix.flag) == (Cause.unrecognised, "ports.vllm", "--port")
-    assert "`ss -ltnp sport = :8000`" in vllm.fix.text
+    assert "`ss -ltnp 'sport = :8000'`" in vllm.fix.text
     # A port stack.yaml does not set: the service's own key.
     other = _fallback([("[Errno 98] error while attempting to bind on address ('0.0.0.0', 4400): address already in "
                        "use")], "vllm")
