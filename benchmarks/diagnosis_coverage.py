@@ -58,17 +58,20 @@ held-out set of real failure logs collected from other public reports and never 
   upstreams, clients' keys and tools, collected while round 13's classes were being built, by a
   collector who saw neither the signatures nor that work: 14/29 = 48.3%, own set then 1052/1052;
   its misses led to classes built by cause, checked against other reports where one carrying the log
-  line was found, kept under tests/data/service_failures: own set then 1086/1086).
-- held-out: tests/data/heldout_failures, round 15: 4 logs from 4 other reports (a CUDA requirement,
-  Grafana's plugin directory, a client on the wrong path, an old vLLM's window), collected while
-  round 14's classes were being built, by a collector who saw neither the signatures nor that work
-  and who found the public pool nearly used up (~60% of 100 candidates already used, most of the
-  rest without a stated fix); none of its reports is used anywhere else under tests/ or stackctl/;
-  measured once: 2/4 = 50.0% (own set then 1086/1086), too few logs to say much. Each file's
-  `# fix:` header lists what a right fix names (`key=`, `flag=`, `env=`: that field of the fix;
-  `text=`: words in the fix sentence); any one suffices. The class in the file name is only a
-  label: a fix reached by another class, or by the fallback reading the remedy the log names,
-  counts the same.
+  line was found, kept under tests/data/service_failures: own set then 1086/1086) and
+  tests/data/heldout_round15 (4 logs from 4 other reports: a CUDA requirement, Grafana's plugin
+  directory, a client on the wrong path, an old vLLM's window, collected while round 14's classes
+  were being built, by a collector who saw neither the signatures nor that work and who found the
+  public pool nearly used up: 2/4 = 50.0%, too few to say much, own set then 1086/1086; its misses
+  led to a class built by cause from other reports (a client on a path the engine does not serve,
+  kept under tests/data/service_failures) and to vLLM 0.9.1's ignored window named in the request
+  overflow's fix: own set then 1092/1092).
+- held-out: tests/data/heldout_failures, the next round: logs from other reports, collected after
+  the round before was built from, by a collector who saw neither the signatures nor that work;
+  measured once. Each file's `# fix:` header lists what a right fix names (`key=`, `flag=`, `env=`:
+  that field of the fix; `text=`: words in the fix sentence); any one suffices. The class in the
+  file name is only a label: a fix reached by another class, or by the fallback reading the remedy
+  the log names, counts the same.
 
 Logs are read as `stackctl logs SERVICE --explain` reads them, with a default stack.yaml. A
 held-out set stops being one once a signature is built from it: it joins the own set, and a fair

@@ -71,12 +71,13 @@ def _with_error_line(lines: list[str], decisive: ErrorLine, context: DiagnosisCo
     service = context.service
     message = _shortened(decisive.text)
     summary = f"{service} stopped on: {message}" if fatal else f"{service}'s log reports an error: {message}"
-    return Diagnosis(Cause.unrecognised, summary, _fix(remedies, service, fatal), decisive.text,
+    return Diagnosis(Cause.unrecognised, summary, _fix(remedies, context, fatal), decisive.text,
                      Severity.fatal if fatal else Severity.advisory,
                      {"error": decisive.text, **({"remedies": ", ".join(r.name for r in remedies)} if remedies else {})})
 
 
-def _fix(remedies: list[Remedy], service: str, fatal: bool) -> Fix:
+def _fix(remedies: list[Remedy], context: DiagnosisContext, fatal: bool) -> Fix:
+    service = context.service
     if not remedies:
         hint = _SERVICE_HINTS.get(service)
         what = f"what stopped {service}" if fatal else f"the last error {service} logged"
@@ -87,7 +88,7 @@ def _fix(remedies: list[Remedy], service: str, fatal: bool) -> Fix:
     # '--enforce-eager'") reads as one change.
     placed: dict[str, tuple[Remedy, Placement]] = {}
     for remedy in remedies:
-        where = placement(remedy, service)
+        where = placement(remedy, service, context.port_keys)
         placed.setdefault(where.text, (remedy, where))
     shown = list(placed.values())[:_REMEDIES_SHOWN]
     first, where = shown[0]

@@ -53,6 +53,11 @@ _ERROR = re.compile(
     r"^(?:ERROR|E\d{4}) |^ERRO\[\d+\]|\bERROR\b|\[error\]|\blevel=error\b|\blvl=eror\b|\berror: "
     r"|An unexpected error occurred"
     r"|^Error: |\bFailed to |\bfailed: |\bspawnerr\b|\berror=|\berr=\""
+    # "Error loading model: ...", grafana-cli's indented " Error: ✗ ...", Python's "[Errno 98] ...".
+    r"|^(?:Error|ERROR)(?: \w+){1,4}: |^\s+Error: |\[Errno \d+\]"
+    # The operating system's own refusals, whoever logs them and however.
+    r"|\b(?:[Pp]ermission denied|[Aa]ddress already in use|is not writable|is not executable|[Rr]ead-only file system"
+    r"|[Nn]o space left on device)\b"
 )
 # Records a service logs below the error level (a "Failed to ..." there is survived).
 _QUIET = re.compile(

@@ -33,6 +33,17 @@ class RemedyKind(str, Enum):
     # A command the log quotes to run ("run `supervisorctl reload`").
     command = "command"
     directive = "directive"
+    # A port another process holds ("address already in use"): name = the port the log states, or "".
+    port = "port"
+    # A path the service may not use ("open /prometheus/lock: permission denied"): its owner or mode.
+    permission = "permission"
+    # A program without its execute bit ("command at '/run.sh' is not executable").
+    executable = "executable"
+    # A directory where a file is expected ("read /etc/prometheus/x.yml: is a directory").
+    directory_for_file = "directory_for_file"
+    # A component the log says is too old ("please upgrade your client", "your version of
+    # Transformers is out of date"): name = the component, value = the version it asks for.
+    upgrade = "upgrade"
 
 
 @dataclass(frozen=True)
@@ -145,8 +156,8 @@ _FILE = (
     re.compile(r"(?P<path>[\w.+-]+\.so(?:\.\d+)*): cannot open shared object file"),
     re.compile(r"open\(\) \"(?P<path>[^\"]+)\" failed"),
     re.compile(r"cannot load certificate(?: key)? \"(?P<path>[^\"]+)\""),
-    re.compile(r"\b(?:open|stat|read|mkdir|lstat) (?P<path>/[\w./@:+-]+): (?:no such file|permission denied|"
-               r"read-only file system|is a directory|not a directory)", re.IGNORECASE),
+    re.compile(r"\b(?:open|stat|read|mkdir|lstat) (?P<path>/[\w./@:+-]+): (?:no such file|not a directory)",
+               re.IGNORECASE),
     re.compile(r"(?:could not|couldn't|cannot|can't|unable to|failed to) (?:open|read|find|load|stat|access) "
                r"(?:file |directory |config(?:uration)? file )?[`'\"]?(?P<path>/[\w./@:+-]+[\w/])", re.IGNORECASE),
     re.compile(r"(?P<path>/[\w./@:+-]+[\w]): No such file or directory"),
@@ -156,6 +167,49 @@ _WRITABLE = (
                r"(?:\w+ )?[`'\"]?(?P<path>/[\w./@:+-]*[\w/])", re.IGNORECASE),
     re.compile(r"[`'\"]?(?P<path>/[\w./@:+-]*[\w/])[`'\"]? (?:is not|isn't) writable", re.IGNORECASE),
 )
+_PATH = r"[`'\"]?(?P<path>/[\w./@:+-]*[\w/])[`'\"]?"
+# A path the service may not read or write, in the words of Go, Python, coreutils and grafana-cli.
+_PERMISSION = (
+    re.compile(r"\b(?:open|stat|read|write|mkdir|lstat|create|chmod|chown|unlink|remove|rename|access|exec)\w* "
+               + _PATH + r": (?:permission denied|operation not permitted|read-only file system)", re.IGNORECASE),
+    re.compile(r"\b(?:could not|couldn't|can't|cannot|unable to|failed to) (?:create|open|write|read|access|make)\w*"
+               r"(?: (?:directory|file|dir|folder))? " + _PATH + r"[.:,]?\s+(?:\(\w+\)\s*)?permission denied",
+               re.IGNORECASE),
+    re.compile(r"\bpermission denied:? " + _PATH, re.IGNORECASE),
+)
+_EXECUTABLE = re.compile(_PATH + r" is not executable", re.IGNORECASE)
+_DIRECTORY_FOR_FILE = (
+    re.compile(r"\b(?:open|read|stat|load)\w* " + _PATH + r": is a directory", re.IGNORECASE),
+    re.compile(r"\[Errno 21\] Is a directory: " + _PATH),
+)
+# A port taken, and the number where the line states it (after the words that introduce it, so a
+# timestamp's minutes are no port).
+_PORT_TAKEN = re.compile(r"address already in use|\(98: Address in use\)|\bEADDRINUSE\b|already in use by another "
+                         r"process|port is already (?:in use|allocated)|could not bind\b", re.IGNORECASE)
+_PORT_NUMBER = re.compile(r"\b(?:bind|listen|address|port)\b.{0,40}?(?:\bport\s+|:|, |\s)(?P<port>\d{2,5})\b(?![.\d])",
+                          re.IGNORECASE)
+# A component too old, in the words that ask for a newer one.
+_UPGRADE = (
+    re.compile(r"\bplease (?:upgrade|update) (?:your |the )?(?P<name>[\w.-]+?)(?: to (?:a )?newer version"
+               r"| to (?:version )?v?(?P<version>\d[\w.]*\w))?[\s.,;]", re.IGNORECASE),
+    re.compile(r"\byour version of (?P<name>[\w.-]+) is (?:out of date|too old|outdated)", re.IGNORECASE),
+    re.compile(r"\brequires? (?:a )?(?:newer|more recent|later) (?:version of )?(?P<name>[\w.-]+)", re.IGNORECASE),
+    re.compile(r"\b(?P<name>[A-Za-z][\w.-]*) ?(?:>=|version) ?v?(?P<version>\d[\w.]*\w) (?:or (?:later|newer|higher) )?"
+               r"is required", re.IGNORECASE),
+)
+# Components no upgrade is asked of (the driver has its own remedy; "it", "this" are no names).
+_NOT_COMPONENTS = frozenset({"driver", "gpu", "nvidia", "it", "this", "them", "to", "the", "your"})
+# Two settings compared: "max_num_seqs (1024) exceeds available Mamba cache blocks (614)", "LoRA
+# rank 64 is greater than max_lora_rank 16", "max_num_batched_tokens (2048) is smaller than
+# max_model_len (8192)": the setting on either side, set to the other side's number.
+_NAME = r"(?-i:[a-z][a-z0-9]*(?:_[a-z0-9]+)+)"
+_SPOKEN_NAME = r"max(?:imum)? (?:seq(?:uence)? len(?:gth)?|model len(?:gth)?)"
+_COMPARED = re.compile(
+    r"(?:(?P<left>" + _NAME + r")|(?P<lspoken>" + _SPOKEN_NAME + r")|\b[A-Za-z]+)\s*\(?(?:of )?(?P<lvalue>\d+)?\)?\s+"
+    r"(?:is |must be |cannot be )?(?:greater|larger|bigger|longer|higher|more|exceeds?|smaller|less|lower|shorter)\w*"
+    r"(?: than)?\s+(?P<rest>[^.;]{0,120})", re.IGNORECASE)
+_COMPARED_RIGHT = re.compile(r"^(?:the |available |derived |allowed )*(?:(?P<right>" + _NAME + r")|(?P<rspoken>(?:"
+                             + _SPOKEN_NAME + r")|model len(?:gth)?\b))?[^\d(]{0,80}?\(?(?:of )?(?P<rvalue>\d+)", re.IGNORECASE)
 _DRIVER = re.compile(r"\b(?:update|upgrade|install a newer) (?:your |the )?(?:(?:GPU|NVIDIA|CUDA|graphics|display) )?"
                      r"driver\b", re.IGNORECASE)
 # Only a command the log quotes: "run `x`", "please run 'x'", "try running \"x\"".
@@ -200,6 +254,7 @@ def _in_line(line: str) -> list[Remedy]:
     for pattern in _WRITABLE:
         for match in pattern.finditer(line):
             remedies.append(Remedy(RemedyKind.writable, match["path"].rstrip(".")))
+    remedies.extend(_os_remedies(line))
     if _DRIVER.search(line):
         remedies.append(Remedy(RemedyKind.driver, "the NVIDIA driver"))
     for match in _COMMAND.finditer(line):
@@ -220,7 +275,7 @@ def _in_line(line: str) -> list[Remedy]:
                     name = source["name"]
             remedies.append(Remedy(RemedyKind.package, name))
     if not _OFFER.search(line):
-        return remedies
+        return remedies + _compared_settings(line)
     for refused in _NOT_TO_ADD.finditer(line):
         for match in _FLAG.finditer(refused[0]):
             if match["name"] not in ("--help", "--version") and not refused[0].lower().startswith("pip"):
@@ -246,7 +301,43 @@ def _in_line(line: str) -> list[Remedy]:
             if name not in _DEBUG_ONLY and not name.endswith(("_ERROR", "_FAILED", "_FAILURE")):
                 value = match.groupdict().get("value") or match.groupdict().get("to")
                 remedies.append(Remedy(RemedyKind.env, name, value.rstrip(".") if value else None))
-    return remedies
+    # What the line itself offers comes first; a comparison only says which setting is at its limit.
+    return remedies + _compared_settings(line)
+
+
+def _os_remedies(line: str) -> list[Remedy]:
+    """What the operating system's refusal names: a port taken, a path denied, a program not
+    executable, a directory in a file's place; and a component the line asks to upgrade."""
+    found: list[Remedy] = []
+    if _PORT_TAKEN.search(line):
+        number = _PORT_NUMBER.search(line)
+        found.append(Remedy(RemedyKind.port, number["port"] if number else ""))
+    for pattern in _PERMISSION:
+        found.extend(Remedy(RemedyKind.permission, match["path"].rstrip(".")) for match in pattern.finditer(line))
+    found.extend(Remedy(RemedyKind.executable, match["path"]) for match in _EXECUTABLE.finditer(line))
+    for pattern in _DIRECTORY_FOR_FILE:
+        found.extend(Remedy(RemedyKind.directory_for_file, match["path"]) for match in pattern.finditer(line))
+    for pattern in _UPGRADE:
+        for match in pattern.finditer(line):
+            name = match["name"].rstrip(".,").lower()
+            if name not in _NOT_COMPONENTS:
+                found.append(Remedy(RemedyKind.upgrade, name, match.groupdict().get("version")))
+    return found
+
+
+def _compared_settings(line: str) -> list[Remedy]:
+    """A setting the line compares with a limit, to be set to that limit (or, where the limit is the
+    setting, raised to what it refused)."""
+    found: list[Remedy] = []
+    for match in _COMPARED.finditer(line):
+        other = _COMPARED_RIGHT.search(match["rest"])
+        left = match["left"] or ("max_model_len" if match["lspoken"] else None)
+        right = other and (other["right"] or ("max_model_len" if other["rspoken"] else None))
+        if left:
+            found.append(Remedy(RemedyKind.setting, left, other["rvalue"] if other else None))
+        if right and right != left:
+            found.append(Remedy(RemedyKind.setting, right, match["lvalue"]))
+    return found
 
 
 def _setting(name: str, value: str | None) -> Remedy:

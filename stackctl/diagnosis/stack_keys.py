@@ -3,6 +3,7 @@ or a file goes, said in the words a fix sentence uses."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from stackctl.diagnosis.remedy import Remedy, RemedyKind
@@ -19,6 +20,15 @@ VLLM_FLAG_KEYS = {
     "--served-model-name": "served_model_name",
     "--port": "ports.vllm",
 }
+# The stack.yaml key that sets each service's (first) port, when the log names no number.
+SERVICE_PORT_KEYS = {
+    "vllm": "ports.vllm", "filter-proxy": "ports.proxy", "prometheus": "ports.prometheus",
+    "grafana": "ports.grafana", "node-exporter": "ports.node_exporter", "gpu-exporter": "ports.gpu_exporter",
+    "nginx": "ports.http", "certbot": "ports.http",
+}
+# The user each service's default image runs as (uid), where it is not root: a path it must use
+# has to be theirs.
+SERVICE_USERS = {"grafana": ("grafana", 472), "prometheus": ("nobody", 65534), "node-exporter": ("nobody", 65534)}
 # Services whose flags come from the engine's command line that stack.yaml extends.
 _ENGINE_SERVICES = frozenset({"vllm", "ray-head", "ray-worker"})
 # Services that relay the engine's refusals (a client's error is vLLM's): an engine setting with a
@@ -39,6 +49,8 @@ def as_flag(remedy: Remedy, service: str) -> str | None:
     (max_loras -> --max-loras); another service's setting is no flag."""
     if remedy.kind in (RemedyKind.flag, RemedyKind.drop_flag):
         return remedy.name
+    if remedy.kind is RemedyKind.port and service in _ENGINE_SERVICES:
+        return "--port"
     if remedy.kind is RemedyKind.setting and _for_engine(remedy, service):
         flag = remedy.name.replace("_", "-")
         return f"--no-{flag}" if switch(remedy.value) is False else f"--{flag}"
@@ -58,7 +70,11 @@ def switch(value: str | None) -> bool | None:
     return {"true": True, "false": False}.get((value or "").lower())
 
 
-def placement(remedy: Remedy, service: str) -> Placement:
+def placement(remedy: Remedy, service: str, port_keys: Mapping[int, str] | None = None) -> Placement:
+    """Where stack.yaml (or the host) applies `remedy`; `port_keys` maps a host port to its key."""
+    special = _host_placement(remedy, service, port_keys or {})
+    if special is not None:
+        return special
     engine = _for_engine(remedy, service)
     if remedy.kind is RemedyKind.setting and engine:
         # A switch is a flag of its own (trust_remote_code=True: --trust-remote-code), with no value.
@@ -72,7 +88,8 @@ def placement(remedy: Remedy, service: str) -> Placement:
         return Placement(EXTRA_ARGS, f"add {remedy.name}{value} to {EXTRA_ARGS} in stack.yaml")
     if remedy.kind is RemedyKind.drop_flag:
         if not engine:
-            return Placement(None, f"take {remedy.name} off {service}'s command line, as the log asks")
+            return Placement(None, f"take {remedy.name} off {service}'s command line, as the log asks (or, if the "
+                                   f"flag is right, use a newer images.{service} whose release knows it)")
         key = VLLM_FLAG_KEYS.get(remedy.name)
         return Placement(key or EXTRA_ARGS, f"remove {remedy.name} from {EXTRA_ARGS} in stack.yaml"
                          + (f" ({key} sets it)" if key else "") + ", as the log asks")
@@ -90,10 +107,6 @@ def placement(remedy: Remedy, service: str) -> Placement:
         setting = f"{remedy.name} to {remedy.value}" if remedy.value else remedy.name
         return Placement(None, f"change {setting} in {service}'s configuration, as the log asks (stackctl renders "
                                f"{service}'s configuration, so report it if the rendered one needs a change)")
-    if remedy.kind is RemedyKind.writable:
-        return Placement(_file_key(remedy.name, service),
-                         f"give {service} write access to {remedy.name}: the user it runs as must own it or be allowed "
-                         f"to write there (`ls -ld {remedy.name}` shows its owner; `sudo chown -R` it to that user)")
     if remedy.kind is RemedyKind.driver:
         return Placement("images.vllm" if engine else None,
                          "update the host's NVIDIA driver (`nvidia-smi` shows its version; `stackctl doctor` compares "
@@ -118,4 +131,47 @@ def _file_key(path: str, service: str) -> str | None:
         return "hf_cache"
     if service in _ENGINE_SERVICES and path.endswith(("config.json", ".safetensors", "tokenizer.json")):
         return "vllm.model_path"
+    return None
+
+
+def _host_placement(remedy: Remedy, service: str, port_keys: Mapping[int, str]) -> Placement | None:
+    """Remedies applied on the host or by a key of their own, whatever the service: a port, a path's
+    owner, an execute bit, a directory in a file's place, a component to upgrade."""
+    path = remedy.name
+    if remedy.kind is RemedyKind.port:
+        port = int(path) if path.isdigit() else None
+        key = (port_keys.get(port) if port else None) or SERVICE_PORT_KEYS.get(service)
+        which = f"port {port}" if port else f"a port {service} listens on"
+        move = f" or move {key} in stack.yaml to a free port" if key else " or move it to another port"
+        listens = f"ss -ltnp 'sport = :{port}'" if port else "ss -ltnp"
+        return Placement(key, f"{which} is already in use by another process: stop what holds it (`{listens}` "
+                              "shows who listens; often an earlier instance "
+                              f"still running){move}")
+    if remedy.kind in (RemedyKind.permission, RemedyKind.writable):
+        user = SERVICE_USERS.get(service)
+        owner = (f"{service}'s image runs as {user[0]} (uid {user[1]}): `sudo chown -R {user[1]}:{user[1]}` the host "
+                 "directory mounted there" if user else
+                 "the user it runs as must own it or be allowed there (`sudo chown -R` it to that user)")
+        return Placement(_file_key(path, service),
+                         f"give {service} {'write ' if remedy.kind is RemedyKind.writable else ''}access to {path}"
+                         f"{'' if remedy.kind is RemedyKind.writable else ' (permission denied)'}: {owner}; `ls -ld {path}` shows its "
+                         "owner and mode; on an SELinux host a bind mount also needs the :z option")
+    if remedy.kind is RemedyKind.executable:
+        return Placement(None, f"{path} is not executable: `chmod +x {path}` (and a `#!` line naming its "
+                               "interpreter), or run it through its interpreter in the command")
+    if remedy.kind is RemedyKind.directory_for_file:
+        return Placement(_file_key(path, service),
+                         f"{path} is a directory where {service} expects a file: Docker makes a directory for a bind "
+                         "mount whose host file is missing; remove that directory on the host, create the file, then "
+                         "`stackctl up`")
+    if remedy.kind is RemedyKind.upgrade:
+        version = f" (>= {remedy.value})" if remedy.value else ""
+        if service in _ENGINE_SERVICES:
+            return Placement("images.vllm", f"the engine's {path} is too old{version}: use a newer images.vllm that "
+                                            f"ships a newer {path} (native runtime: upgrade it in the engine's venv, "
+                                            "or `stackctl install-engine` again)")
+        if service in ("docker", "compose"):
+            return Placement(None, f"upgrade the {path}{version}: a newer docker client (the docker CLI, its Compose "
+                                   "plugin, or the SDK or image that carries one) than the daemon refuses")
+        return Placement(f"images.{service}", f"upgrade {path}{version}: a newer images.{service} in stack.yaml")
     return None

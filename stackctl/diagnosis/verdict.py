@@ -202,6 +202,8 @@ class Cause(str, Enum):
     client_key_rejected = "client-key-rejected"
     quantization_mismatch = "quantization-mismatch"
     listen_address_refused = "listen-address-refused"
+    # Round 15's misses, built by cause.
+    endpoint_path_unknown = "endpoint-path-unknown"
     # no signature knows it: the decisive error line and the remedy the log names (fallback.py)
     unrecognised = "unrecognised"
 

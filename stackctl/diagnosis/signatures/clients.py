@@ -5,7 +5,8 @@ client sets below the agent's minimum (OpenClaw's contextWindow), an exporter as
 Codex on the Chat Completions wire where only the Responses API is left, LiteLLM without a provider
 prefix or without the model a client asks for (Claude Code's haiku), a thinking budget not
 below max_tokens, a gateway refusing the anthropic-beta values Claude Code sends, a model that
-does not support tools (Ollama's refusal), and OpenAI's own 401 for a key (a placeholder) meant for another server."""
+does not support tools (Ollama's refusal), OpenAI's own 401 for a key (a placeholder) meant for another server, and
+a client calling a path the engine does not serve (`/generate` or `/` on vLLM's OpenAI-compatible server)."""
 
 from __future__ import annotations
 
@@ -245,6 +246,29 @@ def _client_key_rejected(evidence: Evidence) -> Diagnosis:
                  severity=Severity.advisory)
 
 
+# The paths vLLM's OpenAI-compatible server (and the filter-proxy) serve: a 404 there is another
+# cause (an unknown model, a base URL doubled), not a path the engine lacks.
+_SERVED_PATHS = (r"/v1/(?:chat/completions|completions|models|embeddings|responses|messages|audio/[\w.]+|rerank|score"
+                 r"|tokenize|detokenize)|/(?:health|metrics|ping|version|tokenize|detokenize|pooling|score|rerank"
+                 r"|invocations|docs|openapi\.json|favicon\.ico)\b")
+# An access log's 404 (uvicorn: `"POST /generate HTTP/1.1" 404 Not Found`) on any other path.
+_UNSERVED_TRIGGER = r"\b(?:GET|POST|PUT) (?!(?:" + _SERVED_PATHS + r")[\s?])/[^\s\"]* HTTP/[\d.]+\"? 404\b"
+_UNSERVED_PATH = re.compile(r"\b(?:GET|POST|PUT) (?!(?:" + _SERVED_PATHS + r")[\s?])(?P<path>/[^\s\"?]*)[^\s\"]* HTTP/[\d.]+\"? "
+                            r"404\b")
+
+
+def _endpoint_path_unknown(evidence: Evidence) -> Diagnosis:
+    paths = evidence.all_found(_UNSERVED_PATH, "path")
+    return found(evidence, Cause.endpoint_path_unknown,
+                 f"a client asked {', '.join(paths)}, a path the server does not serve (404): vLLM's server is "
+                 "OpenAI-compatible, and /generate belongs to its old demo server (vllm.entrypoints.api_server)",
+                 Fix("send the client to the OpenAI-compatible endpoint: POST /v1/chat/completions (chat), "
+                     "/v1/completions (a bare prompt), GET /v1/models (the served names), on the filter-proxy "
+                     "(http://HOST:PORT/v1, ports.proxy in stack.yaml) or on vLLM; an OpenAI SDK or a client with an "
+                     "OpenAI provider does this given the base URL; " + _BASE_URLS, key="ports.proxy"),
+                 severity=Severity.advisory, paths=", ".join(paths))
+
+
 SIGNATURES: tuple[Signature, ...] = (
     # Go's net/http answer to an unknown path (Ollama, Prometheus, Grafana, a Go gateway), and Claude
     # Code's and the SDKs' report of a 404.
@@ -275,6 +299,7 @@ SIGNATURES: tuple[Signature, ...] = (
     signature(Cause.listen_address_refused, _CURL_REFUSED.pattern + r".*Connection refused", _listen_address_refused),
     signature(Cause.model_tools_unsupported, r"does not support tools\b", _model_tools_unsupported),
     signature(Cause.client_key_rejected, r"Incorrect API key provided: ", _client_key_rejected),
+    signature(Cause.endpoint_path_unknown, _UNSERVED_TRIGGER, _endpoint_path_unknown),
     signature(Cause.thinking_budget, r"`?max_tokens`? must be greater than `?thinking\.budget_tokens`?", _thinking_budget),
     signature(Cause.client_anthropic_beta_header_rejected, r"Unexpected value\(s\) `[^`]+`.* for the `anthropic-beta`",
               _client_anthropic_beta_header_rejected),

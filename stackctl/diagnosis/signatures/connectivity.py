@@ -9,14 +9,9 @@ import re
 
 from stackctl.diagnosis.evidence import Evidence
 from stackctl.diagnosis.signature import ADVISORY, CONSEQUENCE, Signature, found, signature
+from stackctl.diagnosis.stack_keys import SERVICE_PORT_KEYS
 from stackctl.diagnosis.verdict import Cause, Diagnosis, Fix, Severity
 
-# The stack.yaml key that sets each service's (first) port, when the log names no number.
-_SERVICE_PORT_KEYS = {
-    "vllm": "ports.vllm", "filter-proxy": "ports.proxy", "prometheus": "ports.prometheus",
-    "grafana": "ports.grafana", "node-exporter": "ports.node_exporter", "gpu-exporter": "ports.gpu_exporter",
-    "nginx": "ports.http",
-}
 # uvicorn (vLLM, the filter-proxy), nginx, Go servers (Prometheus, Grafana, the exporters) and
 # Docker's port publishing.
 _BOUND_PORT = re.compile(
@@ -44,7 +39,7 @@ def _port_in_use(evidence: Evidence) -> Diagnosis:
         named = evidence.read(_COMPOSE_SERVICE) or next(
             (values for line in evidence.lines if (values := _groups(_COMPOSE_SERVICE, line))), {})
         service = next(iter(named.values()), service)
-    key = (evidence.context.port_keys.get(port) if port else None) or _SERVICE_PORT_KEYS.get(service)
+    key = (evidence.context.port_keys.get(port) if port else None) or SERVICE_PORT_KEYS.get(service)
     if port is None:
         move = (f" or move {key} in stack.yaml to a free port" if key else
                 " or move the service's port (ports.* in stack.yaml) to a free one")

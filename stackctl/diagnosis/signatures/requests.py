@@ -67,6 +67,10 @@ _CLIENT_CAPS = {
     "opencode": ("opencode: set the model's limit.output in opencode.json to {cap} (`stackctl connect opencode` "
                  "writes it from the served window; OPENCODE_EXPERIMENTAL_OUTPUT_TOKEN_MAX caps every model)"),
 }
+# vLLM releases that ignore --max-model-len for the tokenizer's model_max_length, and the release that
+# fixed it (vllm#20241: two reporters' models, DeepSeek-R1 and InternVL3, capped at 16K and 12K).
+_WINDOW_CAPPED_RELEASES = {"0.9.1": "0.9.2"}
+_ENGINE_RELEASE = re.compile(r"(?:engine \(v|vLLM API server version )(?P<version>\d+\.\d+\.\d+)")
 # vLLM 0.1x's wording of the prompt's size beside a max_tokens refusal.
 _INPUT_TOKENS = re.compile(r"your request has (?P<input>\d+) input tokens")
 
@@ -109,6 +113,16 @@ def _request_context_overflow(evidence: Evidence) -> Diagnosis:
                          f"through it rather than to vLLM's port or another gateway; the window itself is "
                          f"{_WINDOW_KEY} in stack.yaml", key=_WINDOW_KEY, value=window),
                      severity=Severity.advisory, max_tokens=int(asked), **values)
+    fixed_in = next((_WINDOW_CAPPED_RELEASES[version] for version in evidence.all_found(_ENGINE_RELEASE, "version")
+                     if version in _WINDOW_CAPPED_RELEASES), None)
+    if fixed_in:
+        return found(evidence, Cause.request_context_overflow,
+                     f"a prompt is longer than {size}, which this vLLM release set itself: it caps the window at the "
+                     "tokenizer's model_max_length whatever --max-model-len asks",
+                     Fix(f"use vLLM {fixed_in} or newer (a newer images.vllm in stack.yaml; native: `stackctl "
+                         "install-engine` again), which applies the window asked ({_WINDOW_KEY}); on this release, "
+                         "raise model_max_length in the model's tokenizer_config.json", key="images.vllm"),
+                     severity=Severity.advisory, **values)
     fit = f"under {window} tokens" if window else "within the window"
     over = evidence.read(_NEGATIVE_BUDGET).get("over")
     if over:

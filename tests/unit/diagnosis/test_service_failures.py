@@ -179,6 +179,7 @@ BY_CLASS: dict[Cause, Expect] = {
     # Round 14's misses, each built from the round's log and another report of the same cause.
     C.supervisor_http_socket: Expect(says=("[unix_http_server] file=", "supervisor.sock")),
     C.nginx_no_resolver: Expect("hosts", says=("resolver 127.0.0.11",)),
+    C.endpoint_path_unknown: Expect("ports.proxy", severity=ADVISORY, says=("/v1/chat/completions", "/v1/models")),
     C.model_tools_unsupported: Expect(severity=ADVISORY, says=("supports tools", "--enable-auto-tool-choice")),
     C.client_key_rejected: Expect(env="OPENAI_API_KEY", severity=ADVISORY, says=("OPENAI_BASE_URL", "stackctl connect")),
     # Round 11's one-report classes, given a second report of the same cause in other words.
@@ -323,7 +324,8 @@ ROUND_LABELS = {"cuda_graph_capture_regression": "cuda_graph_capture_failed",
                 "http_server_socket_einval": "supervisor_http_socket",
                 "no_resolver_for_upstream_name": "nginx_no_resolver",
                 "model_does_not_support_tools": "model_tools_unsupported",
-                "placeholder_api_key_sent": "client_key_rejected"}
+                "placeholder_api_key_sent": "client_key_rejected",
+                "wrong_endpoint_path": "endpoint_path_unknown"}
 
 
 def test_every_class_is_built_from_several_reports():
@@ -665,3 +667,23 @@ def test_round_14_classes_read_the_family_and_leave_neighbours_alone():
     remote = diagnose_log([upstream.format(address="10.0.0.5")], nginx)
     assert "bind to 0.0.0.0" in remote.fix.text
     assert "bind to 0.0.0.0" not in diagnose_log([upstream.format(address="127.0.0.1")], nginx).fix.text
+
+
+def test_a_404_on_a_path_the_engine_serves_is_not_an_unserved_path():
+    # vLLM answers 404 on its own routes for a model it does not serve: another cause.
+    served = diagnose_log(['INFO:     127.0.0.1:40000 - "POST /v1/chat/completions HTTP/1.1" 404 Not Found'],
+                          DiagnosisContext(service="vllm"))
+    assert served is None or served.cause is not C.endpoint_path_unknown
+    unserved = diagnose_log(['INFO:     127.0.0.1:55504 - "GET / HTTP/1.1" 404 Not Found',
+                             'INFO:     127.0.0.1:53798 - "POST /v1/generate HTTP/1.1" 404 Not Found'],
+                            DiagnosisContext(service="vllm"))
+    assert unserved.cause is C.endpoint_path_unknown and unserved.values["paths"] == "/, /v1/generate"
+
+
+def test_a_window_overflow_on_the_release_that_ignores_max_model_len_names_a_newer_vllm():
+    refusal = "ValueError: The decoder prompt (length 18425) is longer than the maximum model length of 12288."
+    capped = diagnose_log(["INFO 07-08 10:00:00 [api_server.py:1] vLLM API server version 0.9.1", refusal])
+    assert capped.cause is C.request_context_overflow and capped.fix.key == "images.vllm"
+    assert "vLLM 0.9.2 or newer" in capped.fix.text
+    other = diagnose_log(["INFO 07-08 10:00:00 [api_server.py:1] vLLM API server version 0.9.2", refusal])
+    assert other.fix.key == "vllm.max_model_len"

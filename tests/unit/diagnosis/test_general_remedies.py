@@ -1,0 +1,153 @@
+"""The fallback's general readings, whatever the service and however no signature knows the failure:
+the operating system's refusals (a port in use, a path denied, a program not executable, a directory
+in a file's place), a component the log asks to upgrade, and a setting compared with its limit; each
+placed in stackctl's terms. The lines are real ones from the own set (tests/data)."""
+
+from __future__ import annotations
+
+import pytest
+
+from stackctl.config import parse_stack_config
+from stackctl.diagnosis import Cause
+from stackctl.diagnosis.diagnose import context_for
+from stackctl.diagnosis.fallback import fallback_diagnosis
+from stackctl.diagnosis.log_lines import Weight, decisive_error
+from stackctl.diagnosis.remedy import Remedy, RemedyKind, named_remedies
+from stackctl.diagnosis.stack_keys import placement
+
+_DEFAULTS = parse_stack_config({})
+
+
+def _fallback(lines: list[str], service: str):
+    """What the fallback says (the signatures aside: most of these lines have a class of their own)."""
+    diagnosis = fallback_diagnosis(lines, context_for(service, _DEFAULTS, failed=True))
+    assert diagnosis is not None
+    return diagnosis
+
+
+@pytest.mark.parametrize(("line", "remedy"), [
+    # a port in use, with the number where the line states it, and without (nginx's last word)
+    (("ERROR (uvicorn.error):  [Errno 98] error while attempting to bind on address ('0.0.0.0', 7878): address "
+     "already in use"), Remedy(RemedyKind.port, "7878")),
+    ("nginx: [emerg] bind() to 0.0.0.0:443 failed (98: Address in use)", Remedy(RemedyKind.port, "443")),
+    ("2017/11/04 08:40:13 [emerg] 11#11: still could not bind()", Remedy(RemedyKind.port, "")),
+    # a path denied: Go's, coreutils' and grafana-cli's words
+    ('err="open /opt/bitnami/prometheus/conf/prometheus.yml: permission denied"',
+     Remedy(RemedyKind.permission, "/opt/bitnami/prometheus/conf/prometheus.yml")),
+    ("mkdir: can't create directory '/var/lib/grafana/plugins': Permission denied",
+     Remedy(RemedyKind.permission, "/var/lib/grafana/plugins")),
+    ((" Error: ✗ Could not create /var/lib/grafana/plugins/natel-plotly-panel. Permission denied. Make sure you have "
+     "write access to plugindir"), Remedy(RemedyKind.permission, "/var/lib/grafana/plugins/natel-plotly-panel")),
+    ("2020-03-27 07:11:55,663 INFO spawnerr: command at '/app/webserver.sh' is not executable",
+     Remedy(RemedyKind.executable, "/app/webserver.sh")),
+    ('error="read /etc/grafana/provisioning/dashboards/customdashboards.yml: is a directory"',
+     Remedy(RemedyKind.directory_for_file, "/etc/grafana/provisioning/dashboards/customdashboards.yml")),
+    # a component to upgrade
+    (("Error response from daemon: client version 1.41 is too old. Minimum supported API version is 1.44, please "
+     "upgrade your client to a newer version"), Remedy(RemedyKind.upgrade, "client")),
+    (("ValueError: The checkpoint you are trying to load has model type qwen3_moe but Transformers does not recognize "
+     "this architecture. This could be because of an issue with the checkpoint, or because your version of "
+     "Transformers is out of date."), Remedy(RemedyKind.upgrade, "transformers")),
+    # a setting compared with its limit: set to that limit, or raised to what it refused
+    ("ValueError: max_num_seqs (1024) exceeds available Mamba cache blocks (524)",
+     Remedy(RemedyKind.setting, "max_num_seqs", "524")),
+    ("ValueError: LoRA rank 64 is greater than max_lora_rank 16.", Remedy(RemedyKind.setting, "max_lora_rank", "64")),
+    ("ValueError: Prompt length of 5016 is longer than the maximum model length of 4096.",
+     Remedy(RemedyKind.setting, "max_model_len", "5016")),
+    ("ValueError: max_num_batched_tokens (2048) is smaller than max_model_len (8192).",
+     Remedy(RemedyKind.setting, "max_num_batched_tokens", "8192")),
+])
+def test_the_remedy_a_refusal_or_a_comparison_names(line, remedy):
+    assert remedy in named_remedies([line])
+
+
+def test_what_the_line_offers_comes_before_what_it_compares():
+    line = ("ValueError: Chunked MM input disabled but max_tokens_per_mm_item (2496) is larger than "
+            "max_num_batched_tokens (2048). Please increase max_num_batched_tokens.")
+    assert named_remedies([line])[0] == Remedy(RemedyKind.setting, "max_num_batched_tokens")
+
+
+@pytest.mark.parametrize("line", [
+    "INFO 03-20 00:13:54 gpu_executor.py:126] Maximum concurrency for 131072 tokens per request: 0.96x",
+    "the temperature is higher than 3 words",
+    "this request is larger than allowed",
+])
+def test_a_comparison_without_a_setting_names_none(line):
+    assert [remedy for remedy in named_remedies([line]) if remedy.kind is RemedyKind.setting] == []
+
+
+@pytest.mark.parametrize("line", [
+    ("Error loading model: The model's max seq len (131072) is larger than the maximum number of tokens that can be "
+    "stored in KV cache (126208)."),
+    " Error: ✗ Could not create /var/lib/grafana/plugins/natel-plotly-panel. Permission denied.",
+    "[Errno 98] error while attempting to bind on address ('0.0.0.0', 4400): address already in use",
+    "mkdir: can't create directory '/var/lib/grafana/plugins': Permission denied",
+])
+def test_error_lines_found_without_a_level_word(line):
+    found = decisive_error([line])
+    assert found is not None and found.weight is Weight.error
+
+
+def test_the_os_words_in_a_quiet_record_stay_quiet():
+    assert decisive_error(["2020-03-27 07:11:55,663 INFO spawnerr: command at '/app/webserver.sh' is not executable"]) \
+        is None
+
+
+def test_a_port_in_use_names_the_key_that_sets_it():
+    vllm = _fallback(["[Errno 98] error while attempting to bind on address ('0.0.0.0', 8000): address already in use"],
+                     "vllm")
+    assert (vllm.cause, vllm.fix.key, vllm.fix.flag) == (Cause.unrecognised, "ports.vllm", "--port")
+    assert "`ss -ltnp 'sport = :8000'`" in vllm.fix.text
+    # A port stack.yaml does not set: the service's own key.
+    other = _fallback([("[Errno 98] error while attempting to bind on address ('0.0.0.0', 4400): address already in "
+                       "use")], "vllm")
+    assert other.fix.key == "ports.vllm" and "port 4400 is already in use" in other.fix.text
+    nginx = placement(Remedy(RemedyKind.port, "443"), "nginx", context_for("nginx", _DEFAULTS).port_keys)
+    assert nginx.key == "ports.https"
+
+
+@pytest.mark.parametrize(("service", "owner"), [
+    ("prometheus", "runs as nobody (uid 65534): `sudo chown -R 65534:65534`"),
+    ("grafana", "runs as grafana (uid 472): `sudo chown -R 472:472`"),
+    ("nginx", "the user it runs as must own it"),
+])
+def test_a_path_denied_names_the_user_the_service_runs_as(service, owner):
+    diagnosis = _fallback(['err="opening storage failed: lock DB directory: open /prometheus/lock: permission denied"'],
+                          service)
+    assert f"give {service} access to /prometheus/lock (permission denied)" in diagnosis.fix.text
+    assert owner in diagnosis.fix.text and ":z" in diagnosis.fix.text
+    assert "exist and readable" not in diagnosis.fix.text
+
+
+def test_a_program_not_executable_and_a_directory_for_a_file():
+    executable = placement(Remedy(RemedyKind.executable, "/run.sh"), "supervisord")
+    assert "`chmod +x /run.sh`" in executable.text
+    directory = _fallback(['msg="Error loading config" err="read /etc/prometheus/config.yml: is a directory"'],
+                          "prometheus")
+    assert "/etc/prometheus/config.yml is a directory where prometheus expects a file" in directory.fix.text
+
+
+def test_a_component_to_upgrade_is_placed_by_service():
+    engine = _fallback([("ValueError: The checkpoint you are trying to load has model type `glm4_moe` but Transformers "
+                        "does not recognize this architecture. This could be because of an issue with the checkpoint, "
+                        "or because your version of Transformers is out of date.")], "vllm")
+    assert engine.fix.key == "images.vllm" and "newer images.vllm that ships a newer transformers" in engine.fix.text
+    docker = _fallback([("Error response from daemon: client version 1.40 is too old. Minimum supported API version is "
+                        "1.44, please upgrade your client to a newer version")], "docker")
+    assert "newer docker client" in docker.fix.text
+    exporter = placement(Remedy(RemedyKind.upgrade, "dcgm-exporter"), "gpu-exporter")
+    assert exporter.key == "images.gpu-exporter"
+
+
+def test_a_refused_flag_of_another_service_may_want_a_newer_image():
+    diagnosis = _fallback(["node_exporter: error: unknown long flag '--collector.processes', try --help"],
+                          "node-exporter")
+    assert "take --collector.processes off node-exporter's command line" in diagnosis.fix.text
+    assert "newer images.node-exporter" in diagnosis.fix.text
+
+
+def test_a_setting_at_its_limit_becomes_the_engines_flag():
+    diagnosis = _fallback(["ValueError: LoRA rank 64 is greater than max_lora_rank 16."], "vllm")
+    assert (diagnosis.fix.key, diagnosis.fix.flag, diagnosis.fix.value) == ("vllm.extra_args", "--max-lora-rank", "64")
+    window = _fallback(["ValueError: Prompt length of 5016 is longer than the maximum model length of 4096."], "vllm")
+    assert (window.fix.key, window.fix.value) == ("vllm.max_model_len", "5016")
