@@ -1,4 +1,7 @@
-"""The real logs under tests/data/: one file per log, a `# source: <issue URL>` line, then the log.
+"""The real logs under tests/data/: one file per log, a `# source: <URL>` line, then the log.
+
+The source is the public report the log was quoted from: a GitHub issue or pull request, or a forum
+thread, Q&A answer or blog post (any https URL without spaces).
 
 tests/data/service_failures/ (every service of the stack) and tests/data/heldout_*/ add
 header lines: `# service: NAME` (whose log it is) and, held-out only, `# fix: field=value, ...`
@@ -7,6 +10,7 @@ header lines: `# service: NAME` (whose log it is) and, held-out only, `# fix: fi
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import urlsplit
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 FAILURE_LOGS = DATA / "vllm_failures"
@@ -15,14 +19,23 @@ SERVICE_FAILURES = DATA / "service_failures"
 HELDOUT_FAILURES = DATA / "heldout_failures"
 # Held-out rounds measured once and then built from: now part of the own set.
 HELDOUT_ROUNDS = tuple(DATA / f"heldout_round{number}" for number in range(1, 16))
-SOURCE_PREFIX = "# source: https://github.com/"
+SOURCE_PREFIX = "# source: "
+
+
+def is_source_url(url: str) -> bool:
+    """A real public address: https, a dotted host, a path, no spaces."""
+    parts = urlsplit(url)
+    return (parts.scheme == "https" and "." in parts.netloc and parts.path not in ("", "/")
+            and not any(char.isspace() for char in url))
 
 
 def read_log(path: Path) -> tuple[str, list[str]]:
     """(source URL, the log's lines)."""
     header, *lines = path.read_text().splitlines()
-    assert header.startswith(SOURCE_PREFIX), f"{path.name}: first line must be '{SOURCE_PREFIX}...'"
-    return header.removeprefix("# source: "), lines
+    source = header.removeprefix(SOURCE_PREFIX)
+    assert header.startswith(SOURCE_PREFIX) and is_source_url(source), \
+        f"{path.name}: first line must be '{SOURCE_PREFIX}https://...' (the public report's address)"
+    return source, lines
 
 
 def read_headers(path: Path) -> tuple[dict[str, str], list[str]]:
@@ -32,7 +45,7 @@ def read_headers(path: Path) -> tuple[dict[str, str], list[str]]:
     while lines and lines[0].startswith("# ") and ": " in lines[0]:
         key, _, value = lines.pop(0)[2:].partition(": ")
         headers[key] = value
-    assert headers.get("source", "").startswith(SOURCE_PREFIX.removeprefix("# source: ")), path.name
+    assert is_source_url(headers.get("source", "")), f"{path.name}: '# source: https://...' missing"
     return headers, lines
 
 
