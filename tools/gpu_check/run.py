@@ -50,12 +50,13 @@ ESSENTIAL = ("join", "install", "model", "stack")
 
 class Check:
     def __init__(self, work: Path, pieces: Path | None = None, levels: str = "1,16,64,256", tokens: int = 256,
-                 hardware: str = "h100") -> None:
+                 hardware: str = "h100", rounds: int = 3) -> None:
         self.work = work
         self.hardware = hardware
         self.pieces = pieces
         self.levels = levels
         self.tokens = tokens
+        self.rounds = rounds  # engine_routes' rounds per level (each paired with direct)
         self.bundle = work / "bundle"
         self.home = work / "home"
         self.stack = work / "stack"
@@ -329,7 +330,8 @@ class Check:
     def phase_bench(self) -> dict:
         out = self.work / "bench.json"
         done = self.sh([self.venv / "bin/python", REPO / "benchmarks/engine_routes.py", "--stack", self.stack,
-                        "--levels", self.levels, "--tokens", str(self.tokens), "--client-check", "--json", out],
+                        "--levels", self.levels, "--tokens", str(self.tokens), "--rounds", str(self.rounds),
+                        "--client-check", "--json", out],
                        timeout=1500)
         return {**json.loads(out.read_text()), "output": done.stdout[-6000:]}
 
@@ -338,7 +340,8 @@ class Check:
         between sequential passes then touch both sides."""
         out = self.work / "bench-mixed.json"
         done = self.sh([self.venv / "bin/python", REPO / "benchmarks/engine_routes.py", "--stack", self.stack,
-                        "--levels", self.levels, "--tokens", str(self.tokens), "--mixed", "--json", out], timeout=1500)
+                        "--levels", self.levels, "--tokens", str(self.tokens), "--rounds", str(self.rounds),
+                        "--mixed", "--json", out], timeout=1500)
         return {**json.loads(out.read_text()), "output": done.stdout[-6000:]}
 
     def phase_bench_before_mixed(self) -> dict:
@@ -457,7 +460,8 @@ class Check:
         with self.side_proxy(source, port, extra, name):
             out = self.work / f"{name}.json"
             done = self.sh([self.venv / "bin/python", REPO / "benchmarks/engine_routes.py", "--stack", self.stack,
-                            "--levels", levels, "--tokens", str(self.tokens), "--proxy-port", str(port),
+                            "--levels", levels, "--tokens", str(self.tokens), "--rounds", str(self.rounds),
+                            "--proxy-port", str(port),
                             "--routes", "direct,openai route,anthropic route", *(["--mixed"] if mixed else []),
                             "--json", out], timeout=1500)
         return {**json.loads(out.read_text()), "output": done.stdout[-6000:]}
@@ -608,13 +612,14 @@ def main() -> None:
     parser.add_argument("--only", default=",".join(PHASES), help="phases to run (with `phases`)")
     parser.add_argument("--levels", default="1,16,64,256")
     parser.add_argument("--tokens", type=int, default=256)
+    parser.add_argument("--rounds", type=int, default=3, help="benchmark rounds per level (engine_routes --rounds)")
     parser.add_argument("--hardware", default="h100", help="the stack's hardware profile (generic reads the GPU)")
     options = parser.parse_args()
     options.work.mkdir(parents=True, exist_ok=True)
     if options.action == "start":
         argv = [sys.executable, __file__, "phases", "--only", options.only, "--work", str(options.work),
                 "--levels", options.levels,
-                "--tokens", str(options.tokens), "--hardware", options.hardware] + \
+                "--tokens", str(options.tokens), "--rounds", str(options.rounds), "--hardware", options.hardware] + \
             (["--pieces", str(options.pieces)] if options.pieces else [])
         with open(options.work / "run.log", "ab") as log:
             subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
@@ -622,7 +627,7 @@ def main() -> None:
         sys.exit(wait(options.work, options.until, options.out))
     if options.action == "wait":
         sys.exit(wait(options.work, options.until, options.out))
-    check = Check(options.work, options.pieces, options.levels, options.tokens, options.hardware)
+    check = Check(options.work, options.pieces, options.levels, options.tokens, options.hardware, options.rounds)
     (options.work / "done").unlink(missing_ok=True)
     check.run(PHASES if options.action == "all" else tuple(options.only.split(",")))
 
