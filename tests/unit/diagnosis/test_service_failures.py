@@ -196,6 +196,15 @@ SAYS: dict[str, tuple[str, ...]] = {
     "request_context_overflow__extractthinker-issue-346": ("CLAUDE_CODE_MAX_OUTPUT_TOKENS", "limit.output",
                                                            "at most 16384"),
 }
+# The variable that sets a client's base URL, where the log shows which client it is (Claude Code's
+# words, the OpenAI SDK's); Codex and Continue keep theirs in a config file.
+ENVS: dict[str, str] = {
+    **dict.fromkeys(("client_base_url__claude-code-issue-33355", "client_base_url__claude-code-issue-50229",
+                     "client_base_url__claude-code-issue-71188", "client_base_url__claude-code-proxy-issue-7",
+                     "client_base_url__inference-issue-4535"), "ANTHROPIC_BASE_URL"),
+    **dict.fromkeys(("client_base_url__llama-deploy-issue-153", "client_base_url__openmanus-issue-470",
+                     "client_base_url__openmanus-issue-770"), "OPENAI_BASE_URL"),
+}
 # What single logs state beyond their class (the values read from them).
 VALUES: dict[str, dict] = {
     "container_cuda_requirement__dashdot-issue-1226": {"cuda": "12.8", "min_driver": 570},
@@ -350,7 +359,7 @@ def test_each_services_real_failure_is_diagnosed_with_its_fix_in_stackctls_terms
     port = "https" if "443" in "\n".join(lines) else "http"
     key = expect.key.format(service=headers["service"], port=port) if expect.key else None
     flag = expect.flag.format(flag=diagnosis.values.get("flag", "")) if expect.flag else None
-    assert (fix.key, fix.flag, fix.env) == (key, flag, expect.env)
+    assert (fix.key, fix.flag, fix.env) == (key, flag, ENVS.get(path.stem, expect.env))
     for named in (fix.key, fix.flag, fix.env, *SAYS.get(path.stem, expect.says)):
         if named:
             assert named in fix.text, f"{named!r} missing from: {fix.text}"
