@@ -51,6 +51,19 @@ def _base_url_variable(evidence: Evidence) -> str | None:
     return "OPENAI_BASE_URL" if any(_OPENAI_CLIENT.search(line) for line in evidence.lines) else None
 
 
+def _scrape_not_found(evidence: Evidence) -> Diagnosis:
+    """Prometheus's scrape error for a target (its targets page and its debug log)."""
+    return found(evidence, Cause.metrics_path_not_found,
+                 "Prometheus's scrape got 404 from a target: nothing serves metrics at the job's metrics_path there "
+                 "(a wrong path, the wrong target endpoint or port, or a target whose metrics endpoint is off)",
+                 Fix("ask the target the way Prometheus does, `curl http://HOST:PORT/PATH` with PATH the scrape "
+                     "config's metrics_path (default /metrics), and set metrics_path in the scrape config to where it "
+                     "serves metrics, the target to the port that serves them, or turn its metrics endpoint on; "
+                     "stackctl renders its own jobs (the engine, the filter-proxy and the exporters on /metrics), so "
+                     "a 404 on one of them means another process answers on that port (`ss -ltnp` shows which)"),
+                 severity=Severity.advisory)
+
+
 def _client_base_url(evidence: Evidence) -> Diagnosis:
     if evidence.context.service in _EXPORTERS and "404 page not found" in evidence.line:
         return _metrics_path_not_found(evidence)
@@ -318,6 +331,7 @@ SIGNATURES: tuple[Signature, ...] = (
     signature(Cause.model_tools_unsupported, r"does not support tools\b", _model_tools_unsupported),
     signature(Cause.client_key_rejected, r"Incorrect API key provided: ", _client_key_rejected),
     signature(Cause.endpoint_path_unknown, _UNSERVED_TRIGGER, _endpoint_path_unknown),
+    signature(Cause.metrics_path_not_found, r"server returned HTTP status 404 Not Found", _scrape_not_found),
     signature(Cause.thinking_budget, r"`?max_tokens`? must be greater than `?thinking\.budget_tokens`?", _thinking_budget),
     signature(Cause.client_anthropic_beta_header_rejected, r"Unexpected value\(s\) `[^`]+`.* for the `anthropic-beta`",
               _client_anthropic_beta_header_rejected),
