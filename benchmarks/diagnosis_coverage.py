@@ -65,18 +65,17 @@ held-out set of real failure logs collected from other public reports and never 
   public pool nearly used up: 2/4 = 50.0%, too few to say much, own set then 1086/1086; its misses
   led to a class built by cause from other reports (a client on a path the engine does not serve,
   kept under tests/data/service_failures) and to vLLM 0.9.1's ignored window named in the request
-  overflow's fix: own set then 1092/1092).
-- held-out: tests/data/heldout_failures, round 16: 24 logs from 24 other reports (22 from GitHub,
-  2 from blog posts: sources may now be any public https address), 20 of them from services other
-  than vLLM (nginx, Docker, Grafana, node-exporter, supervisord, the GPU exporter, certbot,
-  Prometheus, clients), collected while round 15's classes and the fallback's general readings were
-  being built, by a collector who saw neither the signatures nor that work; three of its 27
-  reports were dropped and fix fields that only restated the error removed before measuring (a
-  harmless message, a fix its author only guessed, a page whose log may be copied); measured
-  once: 14/24 = 58.3% (own set then 1092/1092). Three misses name a fix the header words
-  otherwise (ANTHROPIC_BASE_URL in the fix's text, not its env field; "upgrade the NVIDIA driver"
-  where the report used cuda-compat; "start the native stack's supervisord with `stackctl up`"):
-  counted as misses. Each file's `# fix:` header lists what a right fix names (`key=`, `flag=`, `env=`:
+  overflow's fix: own set then 1092/1092) and tests/data/heldout_round16 (24 logs from 24 other
+  reports, 22 from GitHub and 2 from blog posts, sources may now be any public https address, 20 of
+  them from services other than vLLM: nginx, Docker, Grafana, node-exporter, supervisord, the GPU
+  exporter, certbot, Prometheus, clients; collected while round 15's classes and the fallback's
+  general readings were being built, by a collector who saw neither the signatures nor that work;
+  three of its 27 reports were dropped and fix fields that only restated the error removed before
+  measuring: 14/24 = 58.3%, own set then 1092/1092; its misses led to classes built by cause from
+  other reports, kept under tests/data/service_failures).
+- held-out: tests/data/heldout_failures, the next round: logs from other reports, collected after
+  the round before was built from, by a collector who saw neither the signatures nor that work;
+  measured once. Each file's `# fix:` header lists what a right fix names (`key=`, `flag=`, `env=`:
   that field of the fix; `text=`: words in the fix sentence); any one suffices. The class in the
   file name is only a label: a fix reached by another class, or by the fallback reading the remedy
   the log names, counts the same.

@@ -204,6 +204,10 @@ class Cause(str, Enum):
     listen_address_refused = "listen-address-refused"
     # Round 15's misses, built by cause.
     endpoint_path_unknown = "endpoint-path-unknown"
+    # Round 16's misses, built by cause.
+    certbot_no_server_block = "certbot-no-server-block"
+    grafana_database_locked = "grafana-database-locked"
+    multimodal_not_recognised = "multimodal-not-recognised"
     # no signature knows it: the decisive error line and the remedy the log names (fallback.py)
     unrecognised = "unrecognised"
 

@@ -35,16 +35,46 @@ def _metrics_path_not_found(evidence: Evidence) -> Diagnosis:
                  severity=Severity.advisory)
 
 
+# Which client's variable sets the base URL, by what the log shows: Claude Code's own words ("API Error:",
+# "Unable to connect to API", its /model command, its bundled cli.js) or an Anthropic route; the OpenAI
+# SDK (its "Connection error.") or an OpenAI route.
+_CLAUDE_CODE_SAYS = re.compile(r"(?-i:API Error:)|Unable to connect to API")
+_ANTHROPIC_CLIENT = re.compile(r"/v1/messages\b|\bRun /model\b|/\$bunfs/root/src/entrypoints/cli\.js")
+_OPENAI_CLIENT = re.compile(r"openai|/v1/(?:chat/)?completions\b|APIConnectionError|\bConnection error\.", re.IGNORECASE)
+
+
+def _base_url_variable(evidence: Evidence) -> str | None:
+    """The variable the fix names for this client's base URL; None where the log shows no such client
+    (Continue's apiBase and Codex's base_url live in their config files)."""
+    if _CLAUDE_CODE_SAYS.search(evidence.text) or any(_ANTHROPIC_CLIENT.search(line) for line in evidence.lines):
+        return "ANTHROPIC_BASE_URL"
+    return "OPENAI_BASE_URL" if any(_OPENAI_CLIENT.search(line) for line in evidence.lines) else None
+
+
+def _scrape_not_found(evidence: Evidence) -> Diagnosis:
+    """Prometheus's scrape error for a target (its targets page and its debug log)."""
+    return found(evidence, Cause.metrics_path_not_found,
+                 "Prometheus's scrape got 404 from a target: nothing serves metrics at the job's metrics_path there "
+                 "(a wrong path, the wrong target endpoint or port, or a target whose metrics endpoint is off)",
+                 Fix("ask the target the way Prometheus does, `curl http://HOST:PORT/PATH` with PATH the scrape "
+                     "config's metrics_path (default /metrics), and set metrics_path in the scrape config to where it "
+                     "serves metrics, the target to the port that serves them, or turn its metrics endpoint on; "
+                     "stackctl renders its own jobs (the engine, the filter-proxy and the exporters on /metrics), so "
+                     "a 404 on one of them means another process answers on that port (`ss -ltnp` shows which)"),
+                 severity=Severity.advisory)
+
+
 def _client_base_url(evidence: Evidence) -> Diagnosis:
     if evidence.context.service in _EXPORTERS and "404 page not found" in evidence.line:
         return _metrics_path_not_found(evidence)
+    variable = _base_url_variable(evidence)
     if "No connection adapters were found" in evidence.line:
         url = evidence.read(_NO_SCHEME).get("url", "")
         return found(evidence, Cause.client_base_url,
                      f"the client's base URL {url or ''} has no scheme, so the HTTP library cannot use it".replace("  ", " "),
                      Fix("write the base URL whole, with its scheme: http://HOST:PORT/v1 (not HOST:PORT/v1, nor "
                          "http//HOST): api_base / base_url / OPENAI_BASE_URL of the client; " + _BASE_URLS,
-                         key="ports.proxy"), **({"url": url} if url else {}))
+                         key="ports.proxy", env=variable), **({"url": url} if url else {}))
     if "Connection error" in evidence.line:
         return found(evidence, Cause.client_base_url,
                      "the OpenAI SDK in the client could not connect to its base URL (Connection error): the URL is "
@@ -52,7 +82,7 @@ def _client_base_url(evidence: Evidence) -> Diagnosis:
                      Fix("check the client's base_url (OPENAI_BASE_URL): it must be the running filter-proxy, whole, "
                          "http://HOST:PORT/v1 with PORT = ports.proxy in stack.yaml (a missing ':' as in http//HOST, a "
                          "missing /v1, or api.openai.com left in place are the usual slips; `stackctl status` says "
-                         "whether it runs); " + _BASE_URLS, key="ports.proxy"))
+                         "whether it runs); " + _BASE_URLS, key="ports.proxy", env=variable))
     if "ConnectionRefused" in evidence.text or "Connection refused" in evidence.text:
         return found(evidence, Cause.client_base_url,
                      "nothing listens where the client's base URL points (connection refused): the URL names a port "
@@ -60,10 +90,10 @@ def _client_base_url(evidence: Evidence) -> Diagnosis:
                      Fix(f"check where ANTHROPIC_BASE_URL (or OPENAI_BASE_URL) points, in the shell and in the "
                          "client's settings: it must be the running filter-proxy, http://HOST:PORT with PORT = "
                          "ports.proxy in stack.yaml (`stackctl status` says whether it runs; a stale variable left in "
-                         f"the environment wins over a login); {_BASE_URLS}", key="ports.proxy"))
+                         f"the environment wins over a login); {_BASE_URLS}", key="ports.proxy", env=variable))
     return found(evidence, Cause.client_base_url,
                  "the client's requests reach a server that has no such route (404): its base URL points at the "
-                 "wrong port or path", Fix(_BASE_URLS, key="ports.proxy"))
+                 "wrong port or path", Fix(_BASE_URLS, key="ports.proxy", env=variable))
 
 
 _NO_SCHEME = re.compile(r"No connection adapters were found for '(?P<url>[^']+)'")
@@ -106,7 +136,8 @@ def _client_url_unreachable(evidence: Evidence) -> Diagnosis:
                      "point it at the running filter-proxy, http://HOST:PORT/v1 with PORT = ports.proxy in stack.yaml "
                      "(`stackctl connect codex` writes that model_provider; with --oss export "
                      "CODEX_OSS_BASE_URL=http://HOST:PORT/v1), and check that it runs (`stackctl status`); "
-                     f"{_BASE_URLS}", key="ports.proxy"), **({"url": url} if url else {}))
+                     f"{_BASE_URLS}", key="ports.proxy", env="CODEX_OSS_BASE_URL" if oss else None),
+                 **({"url": url} if url else {}))
 
 
 def _codex_wire_api(evidence: Evidence) -> Diagnosis:
@@ -300,6 +331,7 @@ SIGNATURES: tuple[Signature, ...] = (
     signature(Cause.model_tools_unsupported, r"does not support tools\b", _model_tools_unsupported),
     signature(Cause.client_key_rejected, r"Incorrect API key provided: ", _client_key_rejected),
     signature(Cause.endpoint_path_unknown, _UNSERVED_TRIGGER, _endpoint_path_unknown),
+    signature(Cause.metrics_path_not_found, r"server returned HTTP status 404 Not Found", _scrape_not_found),
     signature(Cause.thinking_budget, r"`?max_tokens`? must be greater than `?thinking\.budget_tokens`?", _thinking_budget),
     signature(Cause.client_anthropic_beta_header_rejected, r"Unexpected value\(s\) `[^`]+`.* for the `anthropic-beta`",
               _client_anthropic_beta_header_rejected),

@@ -38,7 +38,9 @@ def _driver_too_old(evidence: Evidence) -> Diagnosis:
     return found(evidence, Cause.driver_too_old,
                  f"the NVIDIA driver is too old for this build: it supports {supports}",
                  Fix(f"upgrade the NVIDIA driver (it supports {supports}), or use a images.vllm / engine built for "
-                     f"{supports}", key="images.vllm"),
+                     f"{supports}; on a data-center GPU (not GeForce, nor most workstation GPUs, which refuse it with "
+                     "Error 804) NVIDIA's CUDA forward-compatibility package (cuda-compat-X-Y for the build's CUDA, "
+                     "its libraries first on LD_LIBRARY_PATH) lets a newer CUDA run on this driver", key="images.vllm"),
                  **({"driver_cuda": supports.removeprefix("CUDA ")} if version else {}))
 
 

@@ -1,5 +1,6 @@
 """Where the weights come from: a gated or missing repository, a Hub id looked up on a host that
-cannot reach huggingface.co, a full disk, remote code, an architecture this vLLM does not know."""
+cannot reach huggingface.co, a full disk, remote code, an architecture this vLLM does not know (or knows
+only as text)."""
 
 from __future__ import annotations
 
@@ -114,6 +115,20 @@ def _unknown_architecture(evidence: Evidence) -> Diagnosis:
                      "(`stackctl profiles`)", key="images.vllm"), architecture=name)
 
 
+def _multimodal_not_recognised(evidence: Evidence) -> Diagnosis:
+    """vLLM refuses --limit-mm-per-prompt for a model it loads as text-only: the engine predates the
+    model's multimodal architecture, or the checkpoint is a conversion it does not load as multimodal."""
+    return found(evidence, Cause.multimodal_not_recognised,
+                 "vLLM loaded the model as text-only, so it refuses --limit-mm-per-prompt (an option of multimodal "
+                 "models): this vLLM does not know the model's vision architecture, or the checkpoint is in a format "
+                 "it does not load as multimodal",
+                 Fix("use a newer vLLM (images.vllm; natively `stackctl install-engine` with a newer release, or vLLM "
+                     "from source for a model newer than any release) that lists the model among its supported "
+                     "multimodal models; where the checkpoint is a conversion (e.g. an -hf export of InternVL), serve "
+                     "the original checkpoint instead (vllm.model_path, e.g. OpenGVLab/InternVL3-8B); for a text-only "
+                     "model remove --limit-mm-per-prompt from vllm.extra_args", key="images.vllm"))
+
+
 def _hub_offline(evidence: Evidence) -> Diagnosis:
     repo = evidence.read(_HF_REPO).get("repo")
     named = f" {repo}" if repo else ""
@@ -199,6 +214,8 @@ SIGNATURES: tuple[Signature, ...] = (
               _trust_remote_code),
     signature(Cause.harmony_vocab_offline,
               r"error downloading or loading vocab file|openaipublic\.blob\.core\.windows\.net", _harmony_vocab_offline),
+    signature(Cause.multimodal_not_recognised, r"[`']?limit_mm_per_prompt[`']? is only supported for multimodal models",
+              _multimodal_not_recognised),
     signature(Cause.unknown_architecture,
               r"Model architectures \[.*\] are not supported for now|Error in inspecting model architecture"
               r"|but Transformers does not recognize this architecture", _unknown_architecture),

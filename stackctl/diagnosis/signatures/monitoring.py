@@ -291,16 +291,40 @@ def _node_exporter_proc_permission(evidence: Evidence) -> Diagnosis:
                  severity=Severity.advisory, path=path)
 
 
-def _gpu_exporter_needs_sys_admin(evidence: Evidence) -> Diagnosis:
-    """dcgm-exporter 3.3.8-3.6.0 and later watch profiling fields through an embedded DCGM host
-    engine, which must run with CAP_SYS_ADMIN; without it the exporter stops at start."""
-    return found(evidence, Cause.gpu_exporter_needs_sys_admin,
-                 "dcgm-exporter's embedded DCGM host engine runs without CAP_SYS_ADMIN, which it needs to watch the "
-                 "profiling fields, so the exporter stops",
-                 Fix("give the gpu-exporter container the SYS_ADMIN capability (Compose: `cap_add: [SYS_ADMIN]` on the "
+_SYS_ADMIN_FIX = Fix("give the gpu-exporter container the SYS_ADMIN capability (Compose: `cap_add: [SYS_ADMIN]` on the "
                      "service; `docker run --cap-add=SYS_ADMIN`), or run dcgm-exporter without profiling fields (`-f "
                      "/etc/dcgm-exporter/default-counters.csv`); stackctl's default GPU exporter (nvidia_gpu_exporter) "
-                     "needs neither: remove images.gpu-exporter to get it back", key="images.gpu-exporter"))
+                     "needs neither: remove images.gpu-exporter to get it back", key="images.gpu-exporter")
+
+
+def _gpu_exporter_needs_sys_admin(evidence: Evidence) -> Diagnosis:
+    """dcgm-exporter 3.3.8-3.6.0 and later watch profiling fields through an embedded DCGM host
+    engine, which must run with CAP_SYS_ADMIN; without it the exporter stops at start (or, where its
+    entrypoint checks first, warns and runs without the profiling metrics)."""
+    if "sufficient privileges to expose profiling metrics" in evidence.line:
+        return found(evidence, Cause.gpu_exporter_needs_sys_admin,
+                     "dcgm-exporter runs without CAP_SYS_ADMIN, so it exposes no profiling (DCP) metrics (SM "
+                     "activity, tensor pipes, NVLink and PCIe bytes); the device metrics (utilisation, memory, power, "
+                     "temperature) still come", _SYS_ADMIN_FIX, severity=Severity.advisory)
+    return found(evidence, Cause.gpu_exporter_needs_sys_admin,
+                 "dcgm-exporter's embedded DCGM host engine runs without CAP_SYS_ADMIN, which it needs to watch the "
+                 "profiling fields, so the exporter stops", _SYS_ADMIN_FIX)
+
+
+def _grafana_database_locked(evidence: Evidence) -> Diagnosis:
+    """SQLite, Grafana's default database, takes one writer at a time: under load (many users, alert
+    rules, an auth proxy) or on slow or network storage a query meets a write and fails."""
+    return found(evidence, Cause.grafana_database_locked,
+                 "Grafana's SQLite database (grafana.db in its data directory) was locked by another write, so "
+                 "requests failed (users logged out, data sources or alert rules in error); Grafana keeps running",
+                 Fix("turn on SQLite's write-ahead log, which lets reads run beside a write: GF_DATABASE_WAL=true in "
+                     "the grafana service's environment ([database] wal = true in grafana.ini), but not where its data "
+                     "directory is on network storage (NFS, EFS, SMB), where WAL does not work; under heavy use move "
+                     "Grafana's database off SQLite to PostgreSQL or MySQL (database type: GF_DATABASE_TYPE=postgres "
+                     "with GF_DATABASE_HOST, _NAME, _USER, _PASSWORD); a database left locked after a crash is "
+                     "repaired, with Grafana stopped, by `sqlite3 grafana.db '.clone grafana-new.db'` and swapping "
+                     "the files", env="GF_DATABASE_WAL"),
+                 severity=Severity.advisory)
 
 
 _ANGULAR_PLUGIN = re.compile(r"using Angular, which has been disabled.*pluginId=(?P<plugin>[\w.-]+)")
@@ -375,6 +399,12 @@ SIGNATURES: tuple[Signature, ...] = (
     signature(Cause.node_exporter_statfs_denied,
               r"Error on statfs\(\) system call.*permission denied", _node_exporter_statfs_denied, ADVISORY),
     signature(Cause.gpu_exporter_needs_sys_admin, r"host engine is running as non-root", _gpu_exporter_needs_sys_admin),
+    # dcgm-exporter's entrypoint, before it starts without the profiling metrics.
+    signature(Cause.gpu_exporter_needs_sys_admin, r"doesn't have sufficient privileges to expose profiling metrics",
+              _gpu_exporter_needs_sys_admin, ADVISORY),
+    # Any Grafana query against its SQLite store (logfmt, and Docker's JSON log with escaped quotes).
+    signature(Cause.grafana_database_locked, r"\berr(?:or)?=\\?\"database is locked", _grafana_database_locked,
+              ADVISORY + 1),
     signature(Cause.grafana_angular_plugin_disabled, r"Refusing to initialize plugin because it's using Angular",
               _grafana_angular_plugin_disabled, ADVISORY),
     signature(Cause.node_exporter_proc_permission,

@@ -69,9 +69,10 @@ def _supervisor_not_running(evidence: Evidence) -> Diagnosis:
     return found(evidence, Cause.supervisor_not_running,
                  f"supervisorctl finds no supervisord: its socket {socket or ''} does not exist, so supervisord is not "
                  "running (or was started with another configuration)".replace("  ", " "),
-                 Fix("start the native stack's supervisord with `stackctl up` (it starts supervisord with the stack's "
-                     "own configuration and socket, under .stackctl/); `stackctl status` and `stackctl down` talk to "
-                     "that one. A supervisorctl run by hand needs the same configuration (`supervisorctl -c "
+                 Fix("start supervisord: for the native stack, `stackctl up` starts it with the stack's own "
+                     "configuration and socket, under .stackctl/ (`stackctl status` and `stackctl down` talk to that "
+                     "one); a system-wide one starts with `sudo systemctl start supervisor` (or `service supervisor "
+                     "start`). A supervisorctl run by hand needs the same configuration (`supervisorctl -c "
                      "FILE`); touching the socket file does not start it"),
                  **({"socket": socket} if socket else {}))
 

@@ -14,7 +14,15 @@ from stackctl.diagnosis.verdict import Cause, Diagnosis, Fix, Severity
 _CERTIFICATE = re.compile(r"(?:cannot load certificate(?: key)? \"|BIO_new_file\(\")(?P<path>[^\"]+)\"")
 
 
+# nginx's refusal of a TLS listener without a certificate: at `nginx -t` (a `listen ... ssl` in a server
+# block that names no ssl_certificate) and, older releases, at the handshake on such a server.
+_NO_CERTIFICATE_DIRECTIVE = r"no \"ssl_certificate\" is defined"
+_LISTENER = re.compile(_NO_CERTIFICATE_DIRECTIVE + r"[^\n]*? in (?P<file>/[\w./@:+-]+?)(?::(?P<line>\d+))?(?:\s|$)")
+
+
 def _nginx_certificate_missing(evidence: Evidence) -> Diagnosis:
+    if re.search(_NO_CERTIFICATE_DIRECTIVE, evidence.line):
+        return _nginx_certificate_directive_missing(evidence)
     path = evidence.read(_CERTIFICATE).get("path", "")
     # certbot's live/NAME/*.pem are links into archive/: a directory copied, restored or partly deleted
     # keeps the name and loses the files, which only a new certificate brings back.
@@ -30,6 +38,40 @@ def _nginx_certificate_missing(evidence: Evidence) -> Diagnosis:
                      "run `stackctl up` again (it renders HTTP-only and lets certbot obtain the certificate), and "
                      "check that letsencrypt_dir in stack.yaml is where certbot writes (`sudo certbot certificates` "
                      "lists them)", key="letsencrypt_dir"), **({"certificate": path} if path else {}))
+
+
+def _nginx_certificate_directive_missing(evidence: Evidence) -> Diagnosis:
+    """A server block listens with `ssl` but names no certificate: the certificate directives were left
+    out (commented out until certbot has run, or a site written for HTTP given `listen 443 ssl`)."""
+    where = evidence.read(_LISTENER)
+    site = where.get("file", "")
+    return found(evidence, Cause.nginx_certificate_missing,
+                 "nginx refuses a server block that listens with `ssl` but names no certificate"
+                 + (f" ({site}{':' + where['line'] if where.get('line') else ''})" if site else ""),
+                 Fix("add the missing ssl_certificate and ssl_certificate_key directives to that server block "
+                     "(certbot's files: live/HOSTNAME/fullchain.pem and live/HOSTNAME/privkey.pem under "
+                     "letsencrypt_dir in stack.yaml), or leave the `listen 443 ssl` server out until certbot has "
+                     "the certificate; stackctl renders its HTTPS server, with both directives, only once certbot "
+                     "has one: `stackctl up` renders it again (`sudo certbot certificates` lists them)",
+                     key="letsencrypt_dir"), **({"site": site} if site else {}))
+
+
+_SERVER_BLOCK_DOMAIN = re.compile(r"(?:matching server block for|VirtualHost matching domain) (?P<domain>\w[\w.-]*\w)")
+
+
+def _certbot_no_server_block(evidence: Evidence) -> Diagnosis:
+    """certbot's nginx installer (`certbot --nginx`) installs the certificate into the enabled server
+    block whose server_name is the domain; with none, it obtains the certificate and cannot install it."""
+    domain = evidence.read(_SERVER_BLOCK_DOMAIN).get("domain", "")
+    return found(evidence, Cause.certbot_no_server_block,
+                 f"certbot's nginx installer found no enabled server block whose server_name is "
+                 f"{domain or 'the domain'}, so it cannot install the certificate there",
+                 Fix("stackctl renders its nginx site (stackctl-site.conf) with `server_name` set to `hostname` in "
+                     "stack.yaml: set hostname to the domain certbot asks the certificate for (its -d) and run "
+                     "`stackctl up`, which renders the site and reloads nginx; with a site of your own, add "
+                     "`server_name DOMAIN;` to its server block and enable it (symlink the site from "
+                     "sites-available into sites-enabled), then `nginx -s reload` and certbot again",
+                     key="hostname"), **({"domain": domain} if domain else {}))
 
 
 _UPSTREAM = re.compile(r"upstream: \"(?P<upstream>[^\"]+)\"")
@@ -234,7 +276,12 @@ def _certbot_nginx_plugin_missing(evidence: Evidence) -> Diagnosis:
 
 SIGNATURES: tuple[Signature, ...] = (
     signature(Cause.nginx_certificate_missing,
-              r"cannot load certificate(?: key)? \"|BIO_new_file\(\"\S+\"\) failed", _nginx_certificate_missing),
+              r"cannot load certificate(?: key)? \"|BIO_new_file\(\"\S+\"\) failed|" + _NO_CERTIFICATE_DIRECTIVE,
+              _nginx_certificate_missing),
+    # certbot's nginx installer, in its wording since 0.23 and before it.
+    signature(Cause.certbot_no_server_block,
+              r"Could not automatically find a matching server block|Cannot find a VirtualHost matching domain",
+              _certbot_no_server_block),
     signature(Cause.nginx_upstream_down,
               # Refused, no route, network unreachable: whatever call nginx names (connect() to a
               # socket, to an address, or cut from the paste), the upstream is not listening.

@@ -65,6 +65,14 @@ def test_a_message_on_the_lines_after_its_exception_is_read_whole():
      Remedy(RemedyKind.file, "libcudart.so.12")),
     ('nginx: [emerg] could not build server_names_hash, you should increase server_names_hash_bucket_size: 64',
      Remedy(RemedyKind.directive, "server_names_hash_bucket_size")),
+    # nginx's and certbot's words for a directive the configuration lacks (nginxconfig.io#432, certbot#5817, #5396).
+    ('nginx: [emerg] no "ssl_certificate" is defined for the "listen ... ssl" directive in webiste.conf',
+     Remedy(RemedyKind.directive, "ssl_certificate")),
+    ("Could not automatically find a matching server block. Set the `server_name` directive to use the Nginx installer.",
+     Remedy(RemedyKind.directive, "server_name")),
+    (("Cannot find a VirtualHost matching domain mysite.ru. In order for Certbot to correctly perform the challenge "
+     "please add a corresponding server_name directive to your nginx configuration"),
+     Remedy(RemedyKind.directive, "server_name")),
     (("Error: ✗ failed to extract plugin archive: Permission denied. Make sure you have write access to "
       "/var/lib/grafana/plugins/x"), Remedy(RemedyKind.writable, "/var/lib/grafana/plugins/x")),
     ("RuntimeError: The NVIDIA driver on your system is too old. Please update your GPU driver",
