@@ -57,8 +57,9 @@ def test_supervisord_giving_up_on_a_program_that_exits_at_once_is_diagnosed(tmp_
         f"logfile={log}\npidfile={tmp_path / 'supervisord.pid'}\nnodaemon=true\n"
         f"[unix_http_server]\nfile={tmp_path / 'supervisor.sock'}\n"
         "[program:engine]\n"
-        # Exits with status 3 at once: never up for startsecs, so supervisord retries and gives up.
-        f"command={sys.executable} -c \"raise SystemExit(3)\"\nstartsecs=1\nstartretries=0\nautorestart=false\n"
+        # Exits with status 3 at once: never up for startsecs, so supervisord retries and gives up
+        # (a shell, not Python: on a loaded machine Python's start alone can outlast a short startsecs).
+        "command=/bin/sh -c \"exit 3\"\nstartsecs=5\nstartretries=0\nautorestart=false\n"
     )
     process = subprocess.Popen([supervisord, "-c", str(conf)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
