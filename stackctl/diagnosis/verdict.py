@@ -208,6 +208,8 @@ class Cause(str, Enum):
     certbot_no_server_block = "certbot-no-server-block"
     grafana_database_locked = "grafana-database-locked"
     multimodal_not_recognised = "multimodal-not-recognised"
+    # Causes split out of signatures that were too broad.
+    nvidia_runtime_unregistered = "nvidia-runtime-unregistered"
     # no signature knows it: the decisive error line and the remedy the log names (fallback.py)
     unrecognised = "unrecognised"
 

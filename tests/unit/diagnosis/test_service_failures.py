@@ -39,6 +39,8 @@ BY_CLASS: dict[Cause, Expect] = {
     C.attention_sinks_unsupported: Expect("vllm.extra_args", "--attention-backend"),
     C.container_cuda_requirement: Expect("images.vllm", says=("driver",)),
     C.no_gpu_runtime: Expect(says=("nvidia-ctk runtime configure", "cdi generate")),
+    C.nvidia_runtime_unregistered: Expect(says=("instead of runtime: nvidia", "nvidia-ctk runtime configure",
+                                                "systemctl restart docker")),
     C.gpu_driver_not_loaded: Expect(says=("nvidia-smi",)),
     C.driver_library_mismatch: Expect(says=("reboot",)),
     C.wrong_architecture: Expect("images.{service}", says=("uname -m",)),
@@ -344,7 +346,10 @@ ROUND_LABELS = {"cuda_graph_capture_regression": "cuda_graph_capture_failed",
                 "certbot_no_matching_server_block": "certbot_no_server_block",
                 "grafana_sqlite_database_locked": "grafana_database_locked",
                 "multimodal_arch_needs_newer_vllm": "multimodal_not_recognised",
-                "multimodal_checkpoint_format_unsupported": "multimodal_not_recognised"}
+                "multimodal_checkpoint_format_unsupported": "multimodal_not_recognised",
+                "nvidia_runtime_unknown_after_reboot": "nvidia_runtime_unregistered",
+                "runtime_nvidia_use_device_reservation": "nvidia_runtime_unregistered",
+                "container_runtime_unknown": "nvidia_runtime_unregistered"}
 
 
 def test_every_class_is_built_from_several_reports():
@@ -677,7 +682,7 @@ def test_round_14_classes_read_the_family_and_leave_neighbours_alone():
     assert offline.fix.env == "TIKTOKEN_ENCODINGS_BASE"
     # runtime: nvidia unregistered names the device reservation; a missing toolkit under --gpus does not.
     unregistered = diagnose_log(["Error response from daemon: unknown or invalid runtime name: nvidia"], docker)
-    assert unregistered.cause is C.no_gpu_runtime and "instead of runtime: nvidia" in unregistered.fix.text
+    assert unregistered.cause is C.nvidia_runtime_unregistered and "instead of runtime: nvidia" in unregistered.fix.text
     toolkit = diagnose_log(['could not select device driver "" with capabilities: [[gpu]]'], docker)
     assert toolkit.cause is C.no_gpu_runtime and "instead of runtime: nvidia" not in toolkit.fix.text
     # An upstream refused on another address names the listen address; on loopback it does not.
