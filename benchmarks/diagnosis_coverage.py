@@ -72,16 +72,17 @@ held-out set of real failure logs collected from other public reports and never 
   general readings were being built, by a collector who saw neither the signatures nor that work;
   three of its 27 reports were dropped and fix fields that only restated the error removed before
   measuring: 14/24 = 58.3%, own set then 1092/1092; its misses led to classes built by cause from
-  other reports, kept under tests/data/service_failures).
-- held-out: tests/data/heldout_failures, round 17: 11 logs from 11 other GitHub reports (Grafana's
-  data directory and datasources, Prometheus's config file and permissions, nginx's upstreams and
-  certificates, certbot's placeholder domain, supervisorctl's section; no vLLM: its public pool is
-  used up), collected while round 16's classes were being built, by a collector who saw neither the
-  signatures nor that work; three of its 14 reports were dropped and fix fields that only restated
-  the error removed before measuring (a fix partly inferred from a cut excerpt, one only asked
-  about, one cut off); measured once: 4/11 = 36.4% (own set then 1128/1128). One miss names a fix
-  in stackctl's terms rather than the report's (an nginx upstream by name: stackctl's are addresses,
-  where the report added Compose's depends_on): counted as a miss. Each file's `# fix:` header lists what a right fix names (`key=`, `flag=`, `env=`:
+  other reports, kept under tests/data/service_failures) and tests/data/heldout_round17 (11 logs
+  from 11 other GitHub reports: Grafana's data directory and datasources, Prometheus's config file
+  and permissions, nginx's upstreams and certificates, certbot's placeholder domain, supervisorctl's
+  section; no vLLM: its public pool is used up; collected while round 16's classes were being
+  built, by a collector who saw neither the signatures nor that work; three of its 14 reports were
+  dropped and fix fields that only restated the error removed before measuring: 4/11 = 36.4%, own
+  set then 1128/1128; its misses led to classes built by cause from other reports, kept under
+  tests/data/service_failures).
+- held-out: tests/data/heldout_failures, the next round: logs from other reports, collected after
+  the round before was built from, by a collector who saw neither the signatures nor that work;
+  measured once. Each file's `# fix:` header lists what a right fix names (`key=`, `flag=`, `env=`:
   that field of the fix; `text=`: words in the fix sentence); any one suffices. The class in the
   file name is only a label: a fix reached by another class, or by the fallback reading the remedy
   the log names, counts the same.

@@ -208,6 +208,14 @@ class Cause(str, Enum):
     certbot_no_server_block = "certbot-no-server-block"
     grafana_database_locked = "grafana-database-locked"
     multimodal_not_recognised = "multimodal-not-recognised"
+    # Causes split out of signatures that were too broad.
+    nvidia_runtime_unregistered = "nvidia-runtime-unregistered"
+    # Round 17's misses, built by cause (a missing config file and two defaults split out of broader classes).
+    prometheus_config_missing = "prometheus-config-missing"
+    supervisorctl_section_missing = "supervisorctl-section-missing"
+    grafana_default_datasource_conflict = "grafana-default-datasource-conflict"
+    certbot_placeholder_domain = "certbot-placeholder-domain"
+    nginx_config_disabled_missing_certs = "nginx-config-disabled-missing-certs"
     # no signature knows it: the decisive error line and the remedy the log names (fallback.py)
     unrecognised = "unrecognised"
 

@@ -157,3 +157,17 @@ def test_a_body_larger_than_the_rendered_nginx_accepts_is_diagnosed_from_what_th
         diagnosis = diagnose_service_log("nginx", lines, config)
         assert diagnosis is not None and diagnosis.cause is Cause.nginx_body_too_large, lines
         assert "client_max_body_size" in diagnosis.fix.text
+
+
+def test_the_real_prometheus_without_its_config_file_is_told_to_create_it_not_to_correct_it(tmp_path):
+    # A bind mount's host path without the file looks the same inside: --config.file names nothing.
+    config = parse_stack_config({"hardware": "cpu", "model": "tiny"})
+    missing = tmp_path / "prometheus/prometheus.yml"
+    done = subprocess.run([require("prometheus"), f"--config.file={missing}", f"--storage.tsdb.path={tmp_path / 'data'}",
+                           f"--web.listen-address=127.0.0.1:{free_port()}"],
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode != 0
+    lines = (done.stdout + done.stderr).splitlines()
+    diagnosis = diagnose_service_log("prometheus", lines, config, failed=True)
+    assert diagnosis is not None and diagnosis.cause is Cause.prometheus_config_missing, lines
+    assert diagnosis.values["path"] == str(missing) and "create the prometheus.yml" in diagnosis.fix.text

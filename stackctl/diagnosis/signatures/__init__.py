@@ -22,6 +22,7 @@ from stackctl.diagnosis.signatures import (
     requests,
     scrape,
     service_configs,
+    setup_files,
     supervisor,
     web,
 )
@@ -44,6 +45,7 @@ SIGNATURES: tuple[Signature, ...] = (
     *engine_builds.SIGNATURES,
     *connectivity.SIGNATURES,
     *web.SIGNATURES,
+    *setup_files.SIGNATURES,
     *newer_services.SIGNATURES,
     *service_configs.SIGNATURES,
     *monitoring.SIGNATURES,

@@ -50,13 +50,10 @@ def _driver_for(cuda: str) -> int | None:
     return min_driver(cuda) if wanted >= oldest else None
 
 
-_RUNTIME_NAME = re.compile(r"Unknown runtime specified nvidia|unknown or invalid runtime name: nvidia")
-
-
-def _runtime_name_unknown(evidence: Evidence) -> Diagnosis:
+def _nvidia_runtime_unregistered(evidence: Evidence) -> Diagnosis:
     """`runtime: nvidia` (or `--runtime=nvidia`) names a runtime the daemon has not registered; the
     device reservation stackctl's fragments use needs only the toolkit's hook."""
-    return found(evidence, Cause.no_gpu_runtime,
+    return found(evidence, Cause.nvidia_runtime_unregistered,
                  "the container names the `nvidia` runtime (`runtime: nvidia`, `--runtime=nvidia`), which this Docker "
                  "daemon has not registered (no nvidia entry under runtimes in /etc/docker/daemon.json; Docker Desktop "
                  "has none)",
@@ -70,8 +67,6 @@ def _runtime_name_unknown(evidence: Evidence) -> Diagnosis:
 
 
 def _no_gpu_runtime(evidence: Evidence) -> Diagnosis:
-    if _RUNTIME_NAME.search(evidence.line):
-        return _runtime_name_unknown(evidence)
     cdi = "CDI" in evidence.text
     if cdi:
         return found(evidence, Cause.no_gpu_runtime, "the NVIDIA CDI spec does not list the GPUs Docker was asked for",
@@ -305,8 +300,11 @@ SIGNATURES: tuple[Signature, ...] = (
     signature(Cause.container_cuda_requirement, r"requirement error: unsatisfied condition: cuda",
               _container_cuda_requirement),
     signature(Cause.no_gpu_runtime,
-              r"could not select device driver (?:\"[\w]*\" )?with capabilities: \[|unknown or invalid runtime "
-              r"name: nvidia|Unknown runtime specified nvidia|unresolvable CDI devices", _no_gpu_runtime),
+              r"could not select device driver (?:\"[\w]*\" )?with capabilities: \[|unresolvable CDI devices",
+              _no_gpu_runtime),
+    # A runtime named by hand that the daemon lacks: not the toolkit missing, which --gpus would say.
+    signature(Cause.nvidia_runtime_unregistered,
+              r"unknown or invalid runtime name: nvidia|Unknown runtime specified nvidia", _nvidia_runtime_unregistered),
     signature(Cause.gpu_driver_not_loaded,
               r"nvml error: driver not loaded|load library failed: libnvidia-ml\.so|error gathering device information "
               r"while adding custom device \"/dev/nvidia", _gpu_driver_not_loaded),

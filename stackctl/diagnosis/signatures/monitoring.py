@@ -89,11 +89,12 @@ def _grafana_data_permission(evidence: Evidence) -> Diagnosis:
 
 def _grafana_datasource_provisioning(evidence: Evidence) -> Diagnosis:
     return found(evidence, Cause.grafana_datasource_provisioning,
-                 "Grafana refuses its datasource provisioning (two default datasources, or an entry without "
+                 "Grafana refuses its datasource provisioning (a file it cannot read or parse, or an entry without "
                  "the fields it needs), so it does not start",
                  Fix("stackctl provisions one default Prometheus datasource (rendered/grafana/provisioning/"
-                     "datasources): remove any other file added there that also sets isDefault, then `stackctl up` "
-                     "(it renders the directory again)"))
+                     "datasources): correct or remove any other file added there (valid YAML, `apiVersion: 1`, each "
+                     "entry with a name, or a uid and orgId under deleteDatasources; a file, not a directory), then "
+                     "`stackctl up` (it renders the directory again)"))
 
 
 # Grafana's dashboard file provider names the file and Go's JSON decoder's complaint; what the
@@ -361,7 +362,9 @@ SIGNATURES: tuple[Signature, ...] = (
               r"|Permission denied\. Make sure you have write access to plugindir|Failed to create plugin dir: \S+, "
               r"error: mkdir \S+: permission denied",
               _grafana_data_permission),
-    signature(Cause.grafana_datasource_provisioning, r"Datasource provisioning error", _grafana_datasource_provisioning),
+    # Two defaults are their own cause (setup_files.py).
+    signature(Cause.grafana_datasource_provisioning, r"Datasource provisioning error(?!.*can be marked as default)",
+              _grafana_datasource_provisioning),
     # Every Grafana since 5 (logfmt and JSON logs alike): the file provider's loader and the decoder's error.
     signature(Cause.grafana_dashboard_json_invalid,
               r"failed to load dashboard from.*file=\S+\.json.*error=\"?(?:invalid character|unexpected end of JSON|EOF"

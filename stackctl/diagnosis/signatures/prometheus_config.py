@@ -1,4 +1,5 @@
-"""Prometheus's configuration file: one it may not read (ownership, mode, SELinux), one it cannot parse,
+"""Prometheus's configuration file: one that is not there (a bind mount's host path without it), one it
+may not read (ownership, mode, SELinux), one it cannot parse,
 and the refusals told apart by cause: an Alertmanager v1 section Prometheus 3 no longer speaks, a
 duplicate job_name, and a field newer than the running image."""
 
@@ -142,7 +143,31 @@ def _prometheus_config_permission(evidence: Evidence) -> Diagnosis:
                  **({"path": path} if path else {}))
 
 
+_MISSING_FILE = re.compile(r"open (?P<path>/?[\w./-]+): no such file or directory")
+
+
+def _prometheus_config_missing(evidence: Evidence) -> Diagnosis:
+    """No file at --config.file inside the container: a bind mount whose host path holds no
+    prometheus.yml (a relative path resolved from another directory, a file never created or
+    downloaded, a whole directory mounted over /etc/prometheus)."""
+    path = evidence.read(_MISSING_FILE).get("path", "/etc/prometheus/prometheus.yml")
+    return found(evidence, Cause.prometheus_config_missing,
+                 f"Prometheus's configuration file {path} does not exist where it runs, so it does not start; the "
+                 "file's content is not the problem",
+                 Fix(f"create the prometheus.yml that {path} is mounted from: a bind mount's host path (the left side "
+                     "of `HOST:CONTAINER` in docker-compose.yml; a relative one is relative to the Compose file's "
+                     "directory) must hold the file before the container starts: download the config file the "
+                     "project ships, or write one (`promtool check config FILE` checks it); a directory mounted over "
+                     "/etc/prometheus must contain prometheus.yml. stackctl writes its own, rendered/prometheus/"
+                     "prometheus.yml, on `stackctl up`: run that rather than `docker compose up` on the rendered "
+                     "file alone"), path=path)
+
+
 SIGNATURES: tuple[Signature, ...] = (
+    # Before the parse error below, which matches the same line: a file that is not there is no bad YAML.
+    signature(Cause.prometheus_config_missing,
+              r"(?:couldn't load configuration|Error loading config) \(-?-config\.file.*: no such file or directory",
+              _prometheus_config_missing),
     # Before the parse error below, which matches the same line: an open() refused is no bad YAML.
     signature(Cause.prometheus_config_permission,
               r"(?:couldn't load configuration|Error loading config) \(-?-config\.file.*: (?:permission denied"
@@ -158,7 +183,9 @@ SIGNATURES: tuple[Signature, ...] = (
     signature(Cause.prometheus_config_invalid,
               # Prometheus's own words, with its flag: a bare "Error loading config" is any program's
               # (Codex's config.toml says it too).
+              # An open() that failed (a file missing or denied) is no parse error: its own causes above.
               r"parsing YAML file \S+: |(?:couldn't load configuration|Error loading config) \(-?-config\.file"
+              r"(?!.*\bopen \S+: (?:no such file|permission denied|operation not permitted))"
               # promtool's check of the file (older releases: `check-config`).
               r"|^\s*FAILED: yaml: ",
               _prometheus_config_invalid),

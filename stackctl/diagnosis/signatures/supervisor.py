@@ -132,7 +132,26 @@ def _supervisor_spawn_failed(evidence: Evidence) -> Diagnosis:
                  **({"target": target} if target != "?" else {}), **({"errno": errno} if errno else {}))
 
 
+def _supervisorctl_section_missing(evidence: Evidence) -> Diagnosis:
+    """supervisorctl reads the first supervisord.conf it finds unless given -c: often not the file the
+    running supervisord was started with, or one written with [program:x] sections only."""
+    return found(evidence, Cause.supervisorctl_section_missing,
+                 "supervisorctl read a configuration file without a [supervisorctl] section, so it does not know "
+                 "where supervisord listens",
+                 Fix("run supervisorctl with the file supervisord was started with (`supervisorctl -c FILE`; without "
+                     "-c it takes the first supervisord.conf it finds: ./supervisord.conf, ./etc/supervisord.conf, "
+                     "/etc/supervisord.conf, /etc/supervisor/supervisord.conf), or add a [supervisorctl] section to "
+                     "that file (serverurl=unix:///PATH/supervisor.sock), with the [unix_http_server] (file=the same "
+                     "socket) and [rpcinterface:supervisor] (supervisor.rpcinterface_factory = supervisor.rpcinterface:"
+                     "make_main_rpcinterface) sections supervisord needs to answer it, then restart supervisord. For "
+                     "the native stack, `stackctl status` and `stackctl logs SERVICE` talk to its supervisord for you; "
+                     "by hand: `supervisorctl -c .stackctl/supervisor/supervisord.conf status` (the file `stackctl "
+                     "up` renders has all three sections)"))
+
+
 SIGNATURES: tuple[Signature, ...] = (
+    signature(Cause.supervisorctl_section_missing, r"\.ini file does not include supervisorctl section",
+              _supervisorctl_section_missing),
     signature(Cause.supervisor_spawn_failed,
               r"couldn't (?:chdir to|setuid to) \S+: E[A-Z]+|couldn't exec \S+: E(?!NOENT)[A-Z]+"
               r"|spawnerr: command at '[^']+' is not executable",

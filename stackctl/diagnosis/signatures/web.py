@@ -129,13 +129,15 @@ def _nginx_body_too_large(evidence: Evidence) -> Diagnosis:
 
 def _nginx_upstream_host_unknown(evidence: Evidence) -> Diagnosis:
     host = evidence.read(re.compile(r"host not found in upstream \"(?P<host>[^\"]+)\"")).get("host", "")
+    name = host.rsplit(":", 1)[0] if host.rsplit(":", 1)[-1].isdigit() else host
     return found(evidence, Cause.nginx_upstream_host_unknown,
                  f"nginx cannot resolve its upstream {host}, so it does not start",
-                 Fix(f"{f'{host} does not resolve here (`getent hosts {host}`): ' if host else ''}stackctl's "
+                 Fix(f"{f'{name} does not resolve here (`getent hosts {name}`): ' if host else ''}stackctl's "
                      "upstreams are addresses: on one box 127.0.0.1, on a split stack the GPU hosts' address under "
                      "hosts: in stack.yaml; use IP addresses there (or names this host resolves), then `stackctl up`. An "
                      "nginx in a Compose network of its own resolves a container name once, at start, and fails if "
-                     "that container is not up yet: use Docker's DNS resolver (`resolver 127.0.0.11 valid=10s;`) and a "
+                     "that container is not up yet, or is not in nginx's network: start nginx after it (`depends_on:` the app "
+                     "container's service name in docker-compose.yml, the name the upstream must use), or use Docker's DNS resolver (`resolver 127.0.0.11 valid=10s;`) and a "
                      "variable in proxy_pass (`set $up http://NAME:PORT; proxy_pass $up;`) to resolve the upstream at "
                      "request time",
                      key="hosts"), **({"upstream": host} if host else {}))
