@@ -79,15 +79,18 @@ held-out set of real failure logs collected from other public reports and never 
   built, by a collector who saw neither the signatures nor that work; three of its 14 reports were
   dropped and fix fields that only restated the error removed before measuring: 4/11 = 36.4%, own
   set then 1128/1128; its misses led to classes built by cause from other reports, kept under
-  tests/data/service_failures).
-- held-out: tests/data/heldout_failures, round 18: 10 logs from 10 other GitHub reports (certbot's
-  rate limit, nginx's certificates, node-exporter's filesystems, NVML after a daemon reload,
-  Grafana's SQLite, vLLM's forked CUDA and model ids, a client's unset key), collected while round
-  17's classes were being built, by a collector who saw neither the signatures nor that work and
-  who found 75-80% of candidates already used; one of its 11 reports was dropped and fix fields
+  tests/data/service_failures) and tests/data/heldout_round18 (10 logs from 10 other GitHub reports:
+  certbot's rate limit, nginx's certificates, node-exporter's filesystems, NVML after a daemon
+  reload, Grafana's SQLite, vLLM's forked CUDA and model ids, a client's unset key; collected while
+  round 17's classes were being built, by a collector who saw neither the signatures nor that work
+  and who found 75-80% of candidates already used; one of its 11 reports was dropped and fix fields
   that only restated the error removed before measuring (an answer, buy a certificate, that fits
-  stackctl only loosely); measured once: 7/10 = 70.0% (own set then 1150/1150). Rounds 16 to 18
-  together: 25/45 = 55.6%. Each file's `# fix:` header lists what a right fix names (`key=`, `flag=`, `env=`:
+  stackctl only loosely): 7/10 = 70.0%, own set then 1150/1150; rounds 16 to 18 together: 25/45 =
+  55.6%; its misses led to classes built by cause from other reports, kept under
+  tests/data/service_failures).
+- held-out: tests/data/heldout_failures, the next round: logs from other reports, collected after
+  the round before was built from, by a collector who saw neither the signatures nor that work;
+  measured once. Each file's `# fix:` header lists what a right fix names (`key=`, `flag=`, `env=`:
   that field of the fix; `text=`: words in the fix sentence); any one suffices. The class in the
   file name is only a label: a fix reached by another class, or by the fallback reading the remedy
   the log names, counts the same.
