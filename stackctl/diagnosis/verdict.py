@@ -216,6 +216,9 @@ class Cause(str, Enum):
     grafana_default_datasource_conflict = "grafana-default-datasource-conflict"
     certbot_placeholder_domain = "certbot-placeholder-domain"
     nginx_config_disabled_missing_certs = "nginx-config-disabled-missing-certs"
+    # Round 18's misses, built by cause.
+    node_exporter_statfs_missing = "node-exporter-statfs-missing"
+    nginx_certificate_invalid = "nginx-certificate-invalid"
     # no signature knows it: the decisive error line and the remedy the log names (fallback.py)
     unrecognised = "unrecognised"
 

@@ -40,23 +40,62 @@ _MISSING = (
     re.compile(r"(?P<ref>\S+) does not appear to have a file named config\.json"),
     re.compile(r"it looks like (?P<ref>\S+) is not the path to a directory containing a file named"),
     re.compile(r"Incorrect path_or_model_id: '(?P<ref>[^']+)'"),
+    # ModelScope's hub (VLLM_USE_MODELSCOPE=True): its 404, its 403 without a login, and the raw 404 of its API.
+    re.compile(r"The request model: (?P<ref>\S+) does not exist"),
+    re.compile(r"failed to access model (?P<ref>\S+) which may not exist or may be"),
+    re.compile(r"Not Found for url: https?://(?:www\.)?modelscope\.cn/api/v1/models/(?P<ref>[^?\s]+?)/revisions"),
+    # The Hub's 404 for a name that is no repository (requests' wording, before huggingface_hub's own).
+    re.compile(r"404 Client Error: Not Found for url: https://huggingface\.co/(?P<ref>[^\s]+?)/resolve/"),
 )
+# Where the lookup went: ModelScope's hub when vLLM is told to use it (its name, or its hub's own
+# wordings, which name no hub), else Hugging Face.
+_MODELSCOPE = re.compile(r"modelscope|The request model: \S+ does not exist|failed to access model \S+ which may not",
+                         re.IGNORECASE)
 
 
 def _model_not_found(evidence: Evidence) -> Diagnosis:
     ref = next((values["ref"] for pattern in _MISSING if (values := evidence.read(pattern))), None)
     ref = ref.strip("`'\"") if ref else None
+    if any(_MODELSCOPE.search(line) for line in evidence.lines):
+        return _model_not_on_modelscope(evidence, ref)
     if ref and ref.startswith(("/", ".", "~")):
         return found(evidence, Cause.model_not_found,
                      f"the model directory {ref} is missing or holds no config.json",
                      Fix(f"point vllm.model_path (--model) in stack.yaml at a directory with the model's config.json "
                          f"and weights instead of {ref} (the demo model: `stackctl demo-model`)",
                          key="vllm.model_path", flag="--model", value=ref), model=ref)
+    if ref and "/" not in ref:
+        # A bare name: a Hub id is ORG/NAME, so this was meant as a local directory or a served name.
+        return found(evidence, Cause.model_not_found,
+                     f"'{ref}' is neither a local path nor a Hugging Face model id (ORG/NAME), so vLLM cannot load it",
+                     Fix(f"vLLM's --model takes a Hugging Face model id (ORG/NAME, as on huggingface.co) or a local path "
+                         f"to a directory with the model's config.json and weights; '{ref}' is neither (a name the "
+                         "model is served or known by is not where its weights are): set `model:` in stack.yaml to a "
+                         "profile or a Hub id, or download the model first (`huggingface-cli download ORG/NAME "
+                         "--local-dir DIR`) and point vllm.model_path at that local path, then `stackctl up`",
+                         key="vllm.model_path", flag="--model", value=ref), model=ref)
     return found(evidence, Cause.model_not_found,
                  f"'{ref or '?'}' is neither a local model directory nor a Hugging Face repository this host can see",
                  Fix("check the model (`model:` / vllm.model_path, --model, in stack.yaml) for a typo; a private or "
                      "gated repository also needs HF_TOKEN in .env", key="vllm.model_path", flag="--model",
                      env="HF_TOKEN"), **({"model": ref} if ref else {}))
+
+
+def _model_not_on_modelscope(evidence: Evidence, ref: str | None) -> Diagnosis:
+    """VLLM_USE_MODELSCOPE=True sends every model name that is not an existing local directory to
+    ModelScope's hub, where a Hugging Face id, a bare name or a path that is not there is no model."""
+    named = f"'{ref}'" if ref else "the model"
+    return found(evidence, Cause.model_not_found,
+                 f"ModelScope's hub has no model {named}: vLLM looks the model up on modelscope.cn (VLLM_USE_MODELSCOPE "
+                 "is set), and a name that is not a local path nor a ModelScope id is not found there",
+                 Fix("vLLM's --model takes a local path to a directory with the model's config.json and weights, or a "
+                     "hub id: with VLLM_USE_MODELSCOPE set, a ModelScope id (ORG/NAME as modelscope.cn lists it, which "
+                     "may differ from the Hugging Face id); a local path that does not exist is looked up as an id "
+                     "too, and a private one needs a ModelScope login. Download the model first (`modelscope download --model ORG/NAME --local_dir DIR`, or "
+                     "`huggingface-cli download`) and point vllm.model_path in stack.yaml at that local path, or "
+                     "remove VLLM_USE_MODELSCOPE from vllm.environment to resolve Hugging Face ids",
+                     key="vllm.model_path", flag="--model", env="VLLM_USE_MODELSCOPE"),
+                 **({"model": ref} if ref else {}))
 
 
 _NOT_ENOUGH_SPACE = re.compile(
@@ -203,7 +242,10 @@ SIGNATURES: tuple[Signature, ...] = (
               r"Invalid repository ID or local directory specified|is not a local folder and is not a valid"
               r"|HFValidationError: Repo id must|No such file or directory: .*config\.json"
               r"|does not appear to have a file named config\.json|Repository Not Found for url"
-              r"|is not the path to a directory containing a file named|Incorrect path_or_model_id", _model_not_found),
+              r"|is not the path to a directory containing a file named|Incorrect path_or_model_id"
+              r"|The request model: \S+ does not exist|failed to access model \S+ which may not exist"
+              r"|Not Found for url: https?://(?:www\.)?modelscope\.cn/api/v1/models/"
+              r"|404 Client Error: Not Found for url: https://huggingface\.co/\S+/resolve/", _model_not_found),
     signature(Cause.hub_offline, r"OfflineModeIsEnabled|offline mode is enabled", _hub_offline),
     signature(Cause.model_not_cached_offline, _HUB_UNREACHABLE, _model_not_cached_offline),
     signature(Cause.disk_full, r"No space left on device|\[Errno 28\]|StorageFull", _disk_full),

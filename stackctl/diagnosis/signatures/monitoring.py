@@ -2,8 +2,8 @@
 write (Grafana's plugins included), a TSDB another Prometheus holds or a block left half-written,
 scrapes that run past their timeout (Prometheus's configuration file: prometheus_config.py),
 a provisioning file Grafana refuses, a provisioned dashboard file that is not valid JSON, plugins Grafana cannot download, a Prometheus datasource
-Grafana cannot reach, an admin password Grafana ignores once its database exists, mounts
-node-exporter may not stat, profiling fields DCGM cannot watch on this GPU, a grafana.ini missing from
+Grafana cannot reach, an admin password Grafana ignores once its database exists (the mounts
+node-exporter cannot stat: node_filesystems.py), profiling fields DCGM cannot watch on this GPU, a grafana.ini missing from
 the image, and a flag a Go exporter's version does not have (node-exporter's renamed or newer flags)."""
 
 from __future__ import annotations
@@ -50,27 +50,6 @@ def _grafana_admin_password_ignored(evidence: Evidence) -> Diagnosis:
                      "cfg:paths.data=data/grafana), or remove the grafana-data volume to start afresh (losing "
                      "dashboards and users made in Grafana). Check too that the value has no stray newline or quote",
                      env="GF_SECURITY_ADMIN_PASSWORD"), severity=Severity.advisory)
-
-
-_STATFS_PATH = re.compile(r"statfs\(\) system call(?: for \\?\"(?P<path>[^\"\\]+)|\"? rootfs=(?P<rootfs>\S+))")
-# Mounts node-exporter has no business stat-ing on a Docker host (other containers' and namespaces'
-# own mounts, the kernel's pseudo filesystems): node-exporter 1.x strips --path.rootfs from the paths.
-_MOUNTS_EXCLUDE = r"^/(dev|proc|run|sys|var/lib/docker/.+|var/lib/kubelet/.+|var/lib/containers/.+)($|/)"
-
-
-def _node_exporter_statfs_denied(evidence: Evidence) -> Diagnosis:
-    values = evidence.read(_STATFS_PATH)
-    path = values.get("path") or values.get("rootfs") or ""
-    return found(evidence, Cause.node_exporter_statfs_denied,
-                 f"node-exporter's filesystem collector may not stat {path or 'a mount point'} (permission denied): "
-                 "a mount of another container, a network namespace or the kernel, not a disk of the host",
-                 Fix("harmless for the host's own disks; to stop it, exclude those mount points from the filesystem "
-                     f"collector: add `--collector.filesystem.mount-points-exclude={_MOUNTS_EXCLUDE}` (node-exporter "
-                     "before 1.0: --collector.filesystem.ignored-mount-points) to node-exporter's command in "
-                     "compose/node-exporter.yml (stackctl mounts the host's / read-only at /host with "
-                     "--path.rootfs=/host, so the paths are the host's), then `stackctl up`",
-                     flag="--collector.filesystem.mount-points-exclude"),
-                 severity=Severity.advisory, **({"path": path} if path else {}))
 
 
 _GRAFANA_PATH = re.compile(r"GF_PATHS_DATA='(?P<path>[^']+)'|(?:mkdir|open) (?P<denied>/[\w./-]+): permission denied"
@@ -269,29 +248,6 @@ def _gpu_exporter_profiling_unsupported(evidence: Evidence) -> Diagnosis:
                      "it back", key="images.gpu-exporter"))
 
 
-_PROC_MOUNTS = re.compile(r"open (?P<path>\S*/proc/1/mounts): (?P<error>permission denied|no such file or directory)")
-
-
-def _node_exporter_proc_permission(evidence: Evidence) -> Diagnosis:
-    """node-exporter (0.17 and later) lists mounts from PID 1's /proc/1/mounts; its user (nobody in
-    the image) or its SELinux label (container_t reading init_t) may not read it, and the filesystem
-    collector fails while the others keep working."""
-    said = evidence.read(_PROC_MOUNTS)
-    path = said.get("path", "/proc/1/mounts")
-    selinux = any("avc:" in line and "denied" in line for line in evidence.lines)
-    return found(evidence, Cause.node_exporter_proc_permission,
-                 f"node-exporter may not read {path} ({said.get('error', 'permission denied')}), so its filesystem "
-                 f"collector reports no disks{' (SELinux denied it)' if selinux else ''}; the other collectors keep "
-                 "working",
-                 Fix("let node-exporter read PID 1's mounts: it needs the host's PID namespace (stackctl's service "
-                     "has `pid: host`) and, on an SELinux host (Fedora, RHEL, CoreOS), a label that may read init's "
-                     "/proc (`security_opt: [\"label=type:spc_t\"]` on the service); under Kubernetes or OpenShift a "
-                     "privileged security context (OpenShift: an SCC that allows it); node-exporter run natively as "
-                     "another user than root may not read it either (the native runtime runs it as you: harmless, "
-                     "the disks are missing from the dashboard only)"),
-                 severity=Severity.advisory, path=path)
-
-
 _SYS_ADMIN_FIX = Fix("give the gpu-exporter container the SYS_ADMIN capability (Compose: `cap_add: [SYS_ADMIN]` on the "
                      "service; `docker run --cap-add=SYS_ADMIN`), or run dcgm-exporter without profiling fields (`-f "
                      "/etc/dcgm-exporter/default-counters.csv`); stackctl's default GPU exporter (nvidia_gpu_exporter) "
@@ -398,9 +354,6 @@ SIGNATURES: tuple[Signature, ...] = (
     # Grafana's refusal of a login (its context logger, every version's wording).
     signature(Cause.grafana_admin_password_ignored, r"msg=\"?Invalid username or password",
               _grafana_admin_password_ignored, ADVISORY),
-    # node-exporter's filesystem collector (0.15's "for PATH" and 1.x's rootfs= wordings).
-    signature(Cause.node_exporter_statfs_denied,
-              r"Error on statfs\(\) system call.*permission denied", _node_exporter_statfs_denied, ADVISORY),
     signature(Cause.gpu_exporter_needs_sys_admin, r"host engine is running as non-root", _gpu_exporter_needs_sys_admin),
     # dcgm-exporter's entrypoint, before it starts without the profiling metrics.
     signature(Cause.gpu_exporter_needs_sys_admin, r"doesn't have sufficient privileges to expose profiling metrics",
@@ -410,7 +363,4 @@ SIGNATURES: tuple[Signature, ...] = (
               ADVISORY + 1),
     signature(Cause.grafana_angular_plugin_disabled, r"Refusing to initialize plugin because it's using Angular",
               _grafana_angular_plugin_disabled, ADVISORY),
-    signature(Cause.node_exporter_proc_permission,
-              r"(?:filesystem collector failed|collector failed.*name=filesystem).*open \S*/proc/1/mounts: "
-              r"(?:permission denied|no such file)", _node_exporter_proc_permission, ADVISORY),
 )

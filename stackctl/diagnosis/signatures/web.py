@@ -1,4 +1,4 @@
-"""nginx and certbot: a certificate nginx cannot load (or one its key does not match), two server
+"""nginx and certbot: a certificate nginx cannot load (missing, or there but not PEM; or one its key does not match), two server
 blocks claiming one listen socket, an upstream (the filter-proxy) down, slow, unknown or sending
 headers over nginx's buffer, a request body over nginx's limit, and the ACME challenges certbot
 cannot complete (port 80, or 443 for the old tls-sni challenge, taken; unreachable; rate limited)."""
@@ -38,6 +38,41 @@ def _nginx_certificate_missing(evidence: Evidence) -> Diagnosis:
                      "run `stackctl up` again (it renders HTTP-only and lets certbot obtain the certificate), and "
                      "check that letsencrypt_dir in stack.yaml is where certbot writes (`sudo certbot certificates` "
                      "lists them)", key="letsencrypt_dir"), **({"certificate": path} if path else {}))
+
+
+# OpenSSL's refusals of a file that exists but holds no PEM block of the kind asked for: empty, DER, a key
+# where the certificate belongs, or cut short (nginx's "cannot load certificate" and its older wording).
+_NOT_PEM = r"PEM_read_bio_(?:X509(?:_AUX)?|PrivateKey)\(.*(?:no start line|bad end line|bad base64 decode)"
+_PEM_PATH = re.compile(r"cannot load certificate(?P<key> key)? \"(?P<path>[^\"]+)\"|PEM_read_bio_\w+\(\"(?P<older>[^\"]+)\"\)")
+
+
+def _nginx_certificate_invalid(evidence: Evidence) -> Diagnosis:
+    """The certificate (or key) file is there but is not PEM: a request that failed half-way leaves an
+    empty file behind, and a copy can put the key, a DER file or a directory's name in its place."""
+    said = evidence.read(_PEM_PATH)
+    path = said.get("path") or said.get("older") or ""
+    what = "key" if said.get("key") or "PrivateKey" in evidence.line else "certificate"
+    issued = "/letsencrypt/" in path or "/live/" in path  # certbot's own directory
+    then = ("let certbot issue the certificate again: `sudo certbot delete --cert-name NAME` "
+            "(NAME from `sudo certbot certificates`), then `stackctl up`, which renders HTTP-only until certbot has "
+            "a certificate for `hostname` under letsencrypt_dir and then the HTTPS server (or `sudo certbot "
+            "certonly --force-renewal -d HOSTNAME`)" if issued else
+            "let what issued it (certbot, acme.sh, an application's ACME client) issue it again, or put the PEM file "
+            "it should be in its place; stackctl's own certificate lives under letsencrypt_dir, where `stackctl up` "
+            "lets certbot obtain it")
+    given = f"the directory {path} where a {what} file belongs" if path.endswith("/") else \
+        f"the {what} file {path or '(path not in the log)'}"
+    return found(evidence, Cause.nginx_certificate_invalid,
+                 f"nginx was given {given} but could not read a PEM {what} from it ('no start line'), so it does not "
+                 "start",
+                 Fix(f"the file is there but holds no PEM {what}: most often an empty certificate file (0 bytes, left by "
+                     "a certificate request that failed half-way or a disk that filled up), otherwise a file in another "
+                     "format (DER), the key and the certificate swapped, or a directory's name given for the file. "
+                     f"Check it: `ls -l {path or 'FILE'}` and `openssl {'pkey' if what == 'key' else 'x509'} -noout -in "
+                     f"{path or 'FILE'}`. Remove the empty or bad file (not the directory of others that are good), "
+                     f"then {then}; ssl_certificate takes the chain (fullchain.pem, starting -----BEGIN CERTIFICATE-----) "
+                     "and ssl_certificate_key the key (privkey.pem)", key="letsencrypt_dir"),
+                 **({"certificate": path} if path else {}))
 
 
 def _nginx_certificate_directive_missing(evidence: Evidence) -> Diagnosis:
@@ -277,9 +312,11 @@ def _certbot_nginx_plugin_missing(evidence: Evidence) -> Diagnosis:
 
 
 SIGNATURES: tuple[Signature, ...] = (
+    # A certificate file that is not there (or unreadable), not one that is there but not PEM.
     signature(Cause.nginx_certificate_missing,
-              r"cannot load certificate(?: key)? \"|BIO_new_file\(\"\S+\"\) failed|" + _NO_CERTIFICATE_DIRECTIVE,
-              _nginx_certificate_missing),
+              r"cannot load certificate(?: key)? \"(?!.*PEM_read_bio_)|BIO_new_file\(\"\S+\"\) failed|"
+              + _NO_CERTIFICATE_DIRECTIVE, _nginx_certificate_missing),
+    signature(Cause.nginx_certificate_invalid, _NOT_PEM, _nginx_certificate_invalid),
     # certbot's nginx installer, in its wording since 0.23 and before it.
     signature(Cause.certbot_no_server_block,
               r"Could not automatically find a matching server block|Cannot find a VirtualHost matching domain",

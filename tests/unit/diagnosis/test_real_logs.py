@@ -34,6 +34,7 @@ UTIL, UTIL_FLAG = "vllm.gpu_memory_utilization", "--gpu-memory-utilization"
 LEN, LEN_FLAG = "vllm.max_model_len", "--max-model-len"
 SEQS, SEQS_FLAG = "vllm.max_num_seqs", "--max-num-seqs"
 EXTRA = "vllm.extra_args"
+MODELSCOPE = "VLLM_USE_MODELSCOPE"
 from stackctl.profiles.engines import DEFAULT_VLLM_IMAGE as NGC
 
 SHM = Expect(C.shm_too_small)
@@ -89,6 +90,15 @@ EXPECTED: dict[str, Expect] = {
     "model_not_found__vllm-issue-13510": Expect(C.model_not_found, "vllm.model_path", "--model", env="HF_TOKEN", values={"model": "neuralmagic/Meta-Llama-3-8B-Instruct-FP8-dynamic"}),
     "model_not_found__vllm-issue-5727": Expect(C.model_not_found, "vllm.model_path", "--model", value="/model"),
     "model_not_found__vllm-omni-issue-541": Expect(C.model_not_found, "vllm.model_path", "--model", env="HF_TOKEN", values={"model": "Qwen/Qwen-Image-Edit-2509"}),
+    # A bare name asked of the Hub (its 404), and VLLM_USE_MODELSCOPE sending every name to ModelScope's hub:
+    # built from vllm#2629, #2329, modelscope#864 and GPT2-chitchat#92, tested on the three after them.
+    "model_not_found__GPT2-chitchat-issue-92": Expect(C.model_not_found, "vllm.model_path", "--model", value="model_epoch40_50w"),
+    "model_not_found__vllm-issue-2629": Expect(C.model_not_found, "vllm.model_path", "--model", env=MODELSCOPE, values={"model": "gpt2"}),
+    "model_not_found__vllm-issue-2329": Expect(C.model_not_found, "vllm.model_path", "--model", env=MODELSCOPE, values={"model": "/data/share/rwq/Qwen-7B-Chat"}),
+    "model_not_found__modelscope-issue-864": Expect(C.model_not_found, "vllm.model_path", "--model", env=MODELSCOPE, values={"model": "meta-llama/Meta-Llama-3-8B"}),
+    "model_not_found__swarms-issue-361": Expect(C.model_not_found, "vllm.model_path", "--model", env=MODELSCOPE, values={"model": "databricks/dolly-v2-12b"}),
+    "model_not_found__Yi-1.5-issue-15": Expect(C.model_not_found, "vllm.model_path", "--model", env=MODELSCOPE, values={"model": "01-ai/Yi-1.5-34B-Chat"}),
+    "model_not_found__LlamaFactory-issue-3058": Expect(C.model_not_found, "vllm.model_path", "--model", env=MODELSCOPE, values={"model": "Nexusflow/Starling-LM-7B-beta"}),
     "no_cache_memory__qanything-issue-302": Expect(C.no_cache_memory, UTIL, UTIL_FLAG),
     "no_cache_memory__rl-swarm-issue-118": Expect(C.no_cache_memory, UTIL, UTIL_FLAG),
     "no_cache_memory__vllm-issue-10439": Expect(C.no_cache_memory, UTIL, UTIL_FLAG),

@@ -193,6 +193,10 @@ BY_CLASS: dict[Cause, Expect] = {
     C.grafana_default_datasource_conflict: Expect(says=("one default datasource per organisation", "isDefault: false")),
     C.certbot_placeholder_domain: Expect("hostname", says=("replace the placeholder domain", "your real domain")),
     C.nginx_config_disabled_missing_certs: Expect(says=("port 80 server block", "redirector.conf", "separate file")),
+    # Round 18's misses, each built from other reports of the same cause (tested on the round's logs and others).
+    C.node_exporter_statfs_missing: Expect(flag="--collector.filesystem.mount-points-exclude", severity=ADVISORY,
+                                           says=("harmless", "--collector.filesystem.fs-types-exclude")),
+    C.nginx_certificate_invalid: Expect("letsencrypt_dir", says=("empty certificate file", "openssl x509", "Remove the empty or bad file")),
     C.model_tools_unsupported: Expect(severity=ADVISORY, says=("supports tools", "--enable-auto-tool-choice")),
     C.client_key_rejected: Expect(env="OPENAI_API_KEY", severity=ADVISORY, says=("OPENAI_BASE_URL", "stackctl connect")),
     # Round 11's one-report classes, given a second report of the same cause in other words.
@@ -211,7 +215,12 @@ SAYS: dict[str, tuple[str, ...]] = {
     # A placeholder contact address, not a domain: certbot's --email, which no stack.yaml key sets.
     "certbot_placeholder_domain__Internet.nl-issue-1885": ("stackctl tls issue --email", "not one at example.com"),
 }
-KEYS: dict[str, str | None] = {"certbot_placeholder_domain__Internet.nl-issue-1885": None}
+KEYS: dict[str, str | None] = {"certbot_placeholder_domain__Internet.nl-issue-1885": None,
+                               # A namespace's mount entry: 0.15 did not skip its filesystem type, 1.x does.
+                               "node_exporter_statfs_missing__node_exporter-issue-773": "images.node-exporter",
+                               "node_exporter_statfs_missing__node_exporter-issue-795": "images.node-exporter"}
+FLAGS: dict[str, str] = {"node_exporter_statfs_missing__node_exporter-issue-773": "--collector.filesystem.fs-types-exclude",
+                         "node_exporter_statfs_missing__node_exporter-issue-795": "--collector.filesystem.fs-types-exclude"}
 # The variable that sets a client's base URL, where the log shows which client it is (Claude Code's
 # words, the OpenAI SDK's); Codex and Continue keep theirs in a config file.
 ENVS: dict[str, str] = {
@@ -362,7 +371,10 @@ ROUND_LABELS = {"cuda_graph_capture_regression": "cuda_graph_capture_failed",
                 "prometheus_config_file_missing": "prometheus_config_missing",
                 "nvidia_runtime_unknown_after_reboot": "nvidia_runtime_unregistered",
                 "runtime_nvidia_use_device_reservation": "nvidia_runtime_unregistered",
-                "container_runtime_unknown": "nvidia_runtime_unregistered"}
+                "container_runtime_unknown": "nvidia_runtime_unregistered",
+                "node_exporter_statfs_namespace_mount": "node_exporter_statfs_missing",
+                "nginx_certificate_empty_file": "nginx_certificate_invalid",
+                "model_not_downloaded_repo_id": "model_not_found"}
 
 
 def test_every_class_is_built_from_several_reports():
@@ -388,6 +400,7 @@ def test_each_services_real_failure_is_diagnosed_with_its_fix_in_stackctls_terms
     key = expect.key.format(service=headers["service"], port=port) if expect.key else None
     key = KEYS.get(path.stem, key)
     flag = expect.flag.format(flag=diagnosis.values.get("flag", "")) if expect.flag else None
+    flag = FLAGS.get(path.stem, flag)
     assert (fix.key, fix.flag, fix.env) == (key, flag, ENVS.get(path.stem, expect.env))
     for named in (fix.key, fix.flag, fix.env, *SAYS.get(path.stem, expect.says)):
         if named:
@@ -786,3 +799,39 @@ def test_round_17_classes_need_their_cause_and_leave_neighbours_alone():
     # A real domain that merely contains the word is no placeholder.
     lookalike = diagnose_log(["Detail: DNS problem: NXDOMAIN looking up A for example.company.io"], certbot)
     assert lookalike.cause is C.certbot_dns_missing
+
+
+def test_round_18_classes_need_their_cause_and_leave_neighbours_alone():
+    """nginx's certificate that is not there, and one that is there but not PEM: each its own fix (a
+    certbot file is issued again by certbot). node-exporter's statfs denied, and a mount that is gone.
+    A model name asked of ModelScope's hub, of Hugging Face's, and a local directory that is missing."""
+    nginx = DiagnosisContext(service="nginx")
+    absent = diagnose_log([('nginx: [emerg] cannot load certificate "/etc/letsencrypt/live/llm.lab.net/fullchain.pem": '
+                            "BIO_new_file() failed (SSL: error:80000002:system library::No such file or directory)")],
+                          nginx)
+    empty = diagnose_log([('nginx: [emerg] cannot load certificate "/etc/letsencrypt/live/llm.lab.net/fullchain.pem": '
+                           "PEM_read_bio_X509_AUX() failed (SSL: error:0480006C:PEM routines::no start line:Expecting: "
+                           "TRUSTED CERTIFICATE)")], nginx)
+    key = diagnose_log([('nginx: [emerg] cannot load certificate key "/etc/letsencrypt/live/llm.lab.net/privkey.pem": '
+                         "PEM_read_bio_PrivateKey() failed (SSL: error:0909006C:PEM routines:get_name:no start line:"
+                         "Expecting: ANY PRIVATE KEY)")], nginx)
+    assert (absent.cause, empty.cause, key.cause) == (
+        C.nginx_certificate_missing, C.nginx_certificate_invalid, C.nginx_certificate_invalid)
+    assert "sudo certbot delete --cert-name" in empty.fix.text and "openssl x509" in empty.fix.text
+    assert "openssl pkey" in key.fix.text and key.values["certificate"].endswith("privkey.pem")
+
+    exporter = DiagnosisContext(service="node-exporter")
+    statfs = 'level=error msg="Error on statfs() system call for \\"/rootfs/run/docker/netns/1a2b\\": {}"'
+    denied = diagnose_log([statfs.format("permission denied")], exporter)
+    gone = diagnose_log([statfs.format("no such file or directory")], exporter)
+    assert (denied.cause, gone.cause) == (C.node_exporter_statfs_denied, C.node_exporter_statfs_missing)
+    assert gone.values["path"] == "/rootfs/run/docker/netns/1a2b" and gone.fix.key is None
+
+    vllm = DiagnosisContext(service="vllm")
+    modelscope = diagnose_log(["requests.exceptions.HTTPError: The request model: my-finetune does not exist!"], vllm)
+    hub = diagnose_log(["ValueError: Invalid repository ID or local directory specified: 'my-finetune'."], vllm)
+    local = diagnose_log(["ValueError: Invalid repository ID or local directory specified: '/models/my-finetune'."], vllm)
+    assert {modelscope.cause, hub.cause, local.cause} == {C.model_not_found}
+    assert modelscope.fix.env == "VLLM_USE_MODELSCOPE" and "download the model first" in modelscope.fix.text.lower()
+    assert (hub.fix.env, hub.fix.value) == (None, "my-finetune") and "local path" in hub.fix.text
+    assert local.fix.value == "/models/my-finetune" and "VLLM_USE_MODELSCOPE" not in local.fix.text
