@@ -219,6 +219,8 @@ class Cause(str, Enum):
     # Round 18's misses, built by cause.
     node_exporter_statfs_missing = "node-exporter-statfs-missing"
     nginx_certificate_invalid = "nginx-certificate-invalid"
+    # Left from round 17: nginx server blocks that claim one name or the default on one address.
+    nginx_server_conflict = "nginx-server-conflict"
     # no signature knows it: the decisive error line and the remedy the log names (fallback.py)
     unrecognised = "unrecognised"
 

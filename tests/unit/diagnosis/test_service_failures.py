@@ -197,6 +197,8 @@ BY_CLASS: dict[Cause, Expect] = {
     C.node_exporter_statfs_missing: Expect(flag="--collector.filesystem.mount-points-exclude", severity=ADVISORY,
                                            says=("harmless", "--collector.filesystem.fs-types-exclude")),
     C.nginx_certificate_invalid: Expect("letsencrypt_dir", says=("empty certificate file", "openssl x509", "Remove the empty or bad file")),
+    # Left from round 17: two server blocks claiming one name (a warning) or the default (a refusal) on one address.
+    C.nginx_server_conflict: Expect("hostname", severity=ADVISORY, says=("sudo nginx -T", "sudo nginx -t")),
     C.model_tools_unsupported: Expect(severity=ADVISORY, says=("supports tools", "--enable-auto-tool-choice")),
     C.client_key_rejected: Expect(env="OPENAI_API_KEY", severity=ADVISORY, says=("OPENAI_BASE_URL", "stackctl connect")),
     # Round 11's one-report classes, given a second report of the same cause in other words.
@@ -218,7 +220,11 @@ SAYS: dict[str, tuple[str, ...]] = {
 KEYS: dict[str, str | None] = {"certbot_placeholder_domain__Internet.nl-issue-1885": None,
                                # A namespace's mount entry: 0.15 did not skip its filesystem type, 1.x does.
                                "node_exporter_statfs_missing__node_exporter-issue-773": "images.node-exporter",
-                               "node_exporter_statfs_missing__node_exporter-issue-795": "images.node-exporter"}
+                               "node_exporter_statfs_missing__node_exporter-issue-795": "images.node-exporter",
+                               # A duplicate default_server: the port's key, not the name's.
+                               "nginx_server_conflict__ala-install-issue-175": "ports.http",
+                               "nginx_server_conflict__openlibrary-issue-7544": "ports.http",
+                               "nginx_server_conflict__certbot-issue-5780": "ports.https"}
 FLAGS: dict[str, str] = {"node_exporter_statfs_missing__node_exporter-issue-773": "--collector.filesystem.fs-types-exclude",
                          "node_exporter_statfs_missing__node_exporter-issue-795": "--collector.filesystem.fs-types-exclude"}
 # The variable that sets a client's base URL, where the log shows which client it is (Claude Code's
@@ -231,7 +237,9 @@ ENVS: dict[str, str] = {
                      "client_base_url__openmanus-issue-770"), "OPENAI_BASE_URL"),
 }
 # Logs whose class's fix they share, where the service keeps running (a warning, not a stop).
-SEVERITIES: dict[str, Severity] = {"gpu_exporter_needs_sys_admin__aws-observability-helm-charts-pr-217": ADVISORY}
+SEVERITIES: dict[str, Severity] = {"gpu_exporter_needs_sys_admin__aws-observability-helm-charts-pr-217": ADVISORY,
+                                   **{f"nginx_server_conflict__{report}": Severity.fatal for report in
+                                      ("ala-install-issue-175", "openlibrary-issue-7544", "certbot-issue-5780")}}
 # What single logs state beyond their class (the values read from them).
 VALUES: dict[str, dict] = {
     "container_cuda_requirement__dashdot-issue-1226": {"cuda": "12.8", "min_driver": 570},
@@ -835,3 +843,21 @@ def test_round_18_classes_need_their_cause_and_leave_neighbours_alone():
     assert modelscope.fix.env == "VLLM_USE_MODELSCOPE" and "download the model first" in modelscope.fix.text.lower()
     assert (hub.fix.env, hub.fix.value) == (None, "my-finetune") and "local path" in hub.fix.text
     assert local.fix.value == "/models/my-finetune" and "VLLM_USE_MODELSCOPE" not in local.fix.text
+
+
+def test_nginx_server_conflicts_are_told_apart_from_duplicate_listen_options():
+    """A name two blocks claim is a warning nginx survives; two default servers and two sets of listen
+    options on one socket stop it, each with its own fix."""
+    nginx = DiagnosisContext(service="nginx")
+    name = diagnose_log(['nginx: [warn] conflicting server name "llm.lab.net" on 0.0.0.0:443, ignored'], nginx)
+    default = diagnose_log(["nginx: [emerg] a duplicate default server for [::]:443 in /etc/nginx/conf.d/other.conf:3"],
+                           nginx)
+    options = diagnose_log(["nginx: [emerg] duplicate listen options for [::]:443 in /etc/nginx/conf.d/other.conf:3"],
+                           nginx)
+    assert (name.cause, name.severity, name.values["server_name"]) == (C.nginx_server_conflict, ADVISORY, "llm.lab.net")
+    assert (default.cause, default.severity, default.fix.key) == (C.nginx_server_conflict, Severity.fatal, "ports.https")
+    assert "remove `default_server`" in default.fix.text and "/etc/nginx/conf.d/other.conf:3" in default.fix.text
+    assert options.cause is C.nginx_duplicate_listen
+    # A fatal error in the same log wins over the warning.
+    both = diagnose_log([name.evidence, default.evidence], nginx)
+    assert both.severity is Severity.fatal
