@@ -113,25 +113,35 @@ _UPSTREAM = re.compile(r"upstream: \"(?P<upstream>[^\"]+)\"")
 
 
 _LOOPBACK = re.compile(r"//(?:127\.|localhost\b|\[::1\])")
+# nginx in a container of its own: Compose's log prefix ("nginx_1  |", "nginx.1 |") or a client
+# address on a Docker bridge network (172.16.0.0/12), where Docker's gateway forwards the host's requests.
+_IN_CONTAINER = re.compile(r"^\s*[\w.-]+(?:[._-]\d+)?\s+\|\s|client:? 172\.(?:1[6-9]|2\d|3[01])\.")
+_CHECK_PROXY = ("check the filter-proxy (`stackctl status`, `stackctl logs filter-proxy --explain`); it listens on "
+                "ports.proxy, and on a split edge/GPU stack on the GPU host's address from hosts: in stack.yaml "
+                "(`stackctl doctor --host NAME` checks the peers)")
+_CONTAINER_LOOPBACK = ("stackctl runs nginx and the proxy on the host network, where 127.0.0.1 is the host's loopback; "
+                       "an nginx in a container of its own (a Compose network, an override without `network_mode: "
+                       "host`) reaches only the container's own loopback at 127.0.0.1, not the host's: use the host "
+                       "network or the host IP")
 
 
 def _nginx_upstream_down(evidence: Evidence) -> Diagnosis:
+    """Which address nginx was refused at says why: another host's or container's address (the service
+    there listens on localhost only, or is not running), the loopback from inside a container (the
+    container's own, not the host's), or neither named (the upstream is down)."""
     upstream = evidence.read(_UPSTREAM).get("upstream", "").strip()
-    # A refused connection to another machine's (or container's) address while the service runs: it
-    # listens on localhost only, which no other host or container reaches.
-    remote = (" The upstream is not a loopback address: a service listening on localhost (127.0.0.1) only is "
-              "refused there; it must listen on all interfaces (bind to 0.0.0.0) or on that address"
-              if upstream and "refused" in evidence.line and not _LOOPBACK.search(upstream) else "")
-    return found(evidence, Cause.nginx_upstream_down,
-                 f"nginx could not reach its upstream{' ' + upstream if upstream else ''} (the filter-proxy): clients "
-                 "get 502 Bad Gateway",
-                 Fix("check the filter-proxy (`stackctl status`, `stackctl logs filter-proxy --explain`); it listens "
-                     "on ports.proxy, and on a split edge/GPU stack on the GPU host's address from hosts: in "
-                     f"stack.yaml (`stackctl doctor --host NAME` checks the peers).{remote} stackctl runs nginx and "
-                     "the proxy on the host network, where 127.0.0.1 is the host's loopback; an nginx in a container "
-                     "of its own (a Compose network, an override without `network_mode: host`) reaches only the "
-                     "container's own loopback at 127.0.0.1, not the host's: use the host network or the host IP",
-                     key="ports.proxy"),
+    summary = (f"nginx could not reach its upstream{' ' + upstream if upstream else ''} (the filter-proxy): clients "
+               "get 502 Bad Gateway")
+    if upstream and "refused" in evidence.line and not _LOOPBACK.search(upstream) and "unix:" not in upstream:
+        text = (f"nothing listens at {upstream} although its address answers: a service listening on localhost "
+                "(127.0.0.1) only is refused at any other address, so it must listen on all interfaces (bind to "
+                f"0.0.0.0) or on that address; a service that is not running is refused the same way: {_CHECK_PROXY}")
+    elif upstream and _LOOPBACK.search(upstream) and any(_IN_CONTAINER.search(line) for line in evidence.lines):
+        text = (f"nginx runs in a container, where {upstream} is the container's own loopback, not the host's: "
+                f"{_CONTAINER_LOOPBACK}; then {_CHECK_PROXY}")
+    else:
+        text = f"{_CHECK_PROXY}. {_CONTAINER_LOOPBACK}"
+    return found(evidence, Cause.nginx_upstream_down, summary, Fix(text, key="ports.proxy"),
                  severity=Severity.advisory, **({"upstream": upstream} if upstream else {}))
 
 
