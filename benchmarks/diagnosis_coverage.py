@@ -168,7 +168,8 @@ def labelled(directory: Path) -> list[Outcome]:
     outcomes = []
     for path in sorted(directory.glob("*.log")):
         headers, lines = read_headers(path)
-        diagnosis = diagnose_log(lines, context_for(headers["service"], _CONFIG))
+        # The reporter's host architecture where the report states it (stackctl reads its own host's).
+        diagnosis = diagnose_log(lines, context_for(headers["service"], _CONFIG, machine=headers.get("machine")))
         wanted = [item.strip().split("=", 1) for item in headers["fix"].split(",")]
         outcomes.append(Outcome(path.stem, diagnosis is not None and any(_names(diagnosis, field, value)
                                                                          for field, value in wanted),

@@ -10,6 +10,7 @@ warning-only diagnosis is returned when no start failed.
 from __future__ import annotations
 
 import itertools
+import platform
 import re
 from collections.abc import Iterable, Sequence
 
@@ -77,17 +78,20 @@ def _same_error(run: Sequence[str], trigger: re.Pattern[str], decisive_line: int
 def diagnose_service_log(service: str, lines: Iterable[str], config: StackConfig | None = None, *,
                          failed: bool | None = None, failure: str | None = None) -> Diagnosis | None:
     """diagnose_log with what the stack knows: the user's extra flags, which key sets each port,
-    and whether (and how, in the runtime's words) the service failed to start."""
-    return diagnose_log(lines, context_for(service, config, failed=failed, failure=failure))
+    and whether (and how, in the runtime's words) the service failed to start. The services run on
+    this host, so its architecture is theirs."""
+    return diagnose_log(lines, context_for(service, config, failed=failed, failure=failure,
+                                           machine=platform.machine()))
 
 
 def context_for(service: str, config: StackConfig | None, *, failed: bool | None = None,
-                failure: str | None = None) -> DiagnosisContext:
+                failure: str | None = None, machine: str | None = None) -> DiagnosisContext:
     if config is None:
-        return DiagnosisContext(service=service, failed=failed, failure=failure)
+        return DiagnosisContext(service=service, failed=failed, failure=failure, machine=machine)
     port_keys = {port: f"ports.{name}" for name, port in config.ports.model_dump().items()}
     return DiagnosisContext(service=service, extra_args=tuple(config.vllm.extra_args),
-                            stackctl_flags=stackctl_flags(config), port_keys=port_keys, failed=failed, failure=failure)
+                            stackctl_flags=stackctl_flags(config), port_keys=port_keys, failed=failed, failure=failure,
+                            machine=machine)
 
 
 def _runs(lines: list[str]) -> list[list[str]]:

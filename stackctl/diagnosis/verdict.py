@@ -60,6 +60,7 @@ class Cause(str, Enum):
     # the container cannot start: Docker and the NVIDIA container runtime
     container_cuda_requirement = "container-cuda-requirement"
     no_gpu_runtime = "no-gpu-runtime"
+    nvml_not_injected_arm64 = "nvml-not-injected-arm64"
     gpu_driver_not_loaded = "gpu-driver-not-loaded"
     driver_library_mismatch = "driver-library-mismatch"
     wrong_architecture = "wrong-architecture"
@@ -284,3 +285,6 @@ class DiagnosisContext:
     failed: bool | None = None
     # The runtime's one-line account of the failure ("vllm did not become healthy in 900 s").
     failure: str | None = None
+    # The CPU architecture of the host whose services these are (platform.machine(): x86_64, aarch64);
+    # None: unknown. Some failures read the same on every host and differ in cause on arm64.
+    machine: str | None = None

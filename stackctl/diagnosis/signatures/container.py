@@ -95,13 +95,8 @@ def _container_without_gpu(evidence: Evidence) -> Diagnosis:
     # nvidia-smi's exit code 12: it ran, but NVML's library would not load (a hand-mounted symlink chain).
     smi = " (nvidia-smi exits 12: the NVML library libnvidia-ml.so would not load)" if "status 12" in evidence.line else ""
     who = "the container" if service in ("docker", "compose") else f"the {service} container"
-    # dcgm-exporter's own words: on arm64 hosts its recent images are known to start without the
-    # library injected even where the runtime works (dcgm-exporter#621).
-    arm64 = (" If `docker run --rm --gpus all IMAGE nvidia-smi` works and dcgm-exporter alone still says "
-             "ERROR_LIBRARY_NOT_FOUND on an arm64 host (GB200/GB300, DGX Spark), mount the driver libraries: the host's "
-             "whole /usr/lib/aarch64-linux-gnu read-only (it holds libnvidia-ml.so.1 and its versioned target), or "
-             "use stackctl's own gpu-exporter (images.gpu-exporter unset)"
-             if "ERROR_LIBRARY_NOT_FOUND" in evidence.line else "")
+    if service == "gpu-exporter" and _LIBRARY_NOT_FOUND.search(evidence.line) and _on_arm64(evidence):
+        return _nvml_not_injected_arm64(evidence, who)
     return found(evidence, Cause.no_gpu_runtime,
                  f"{who} has no working NVIDIA driver libraries (NVML) inside{smi}: Docker started "
                  "it without the NVIDIA runtime giving it the GPU",
@@ -113,7 +108,39 @@ def _container_without_gpu(evidence: Evidence) -> Diagnosis:
                      "nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml`); "
                      "`stackctl doctor` checks it. Do not hand-mount libnvidia-ml.so or nvidia-smi into the "
                      "container: a mounted symlink without its versioned target still fails; the runtime mounts "
-                     f"the driver's own libraries.{arm64}"))
+                     "the driver's own libraries"))
+
+
+# NVML's library itself not found in the container (not NVML failing once loaded): dcgm-exporter's
+# ERROR_LIBRARY_NOT_FOUND, nvidia-smi's exit code 12 and its own words, gonvml's.
+_LIBRARY_NOT_FOUND = re.compile(r"ERROR_LIBRARY_NOT_FOUND|couldn't find libnvidia-ml\.so|could not load NVML library"
+                                r"|exit status 12\b", re.IGNORECASE)
+# The log's own sign of an arm64 host: DCGM's build line (arch:aarch64), a library path, an image's platform.
+_ARM64_IN_LOG = re.compile(r"\baarch64\b|\barm64\b|\bsbsa\b", re.IGNORECASE)
+
+
+def _on_arm64(evidence: Evidence) -> bool:
+    if evidence.context.machine is not None:
+        return evidence.context.machine in ("aarch64", "arm64")
+    return any(_ARM64_IN_LOG.search(line) for line in evidence.lines)
+
+
+def _nvml_not_injected_arm64(evidence: Evidence, who: str) -> Diagnosis:
+    """On arm64 servers (GB200/GB300, GH200; DGX Spark's GB10) recent dcgm-exporter images start without
+    libnvidia-ml.so.1 although the host has it and the runtime injects it on amd64 (dcgm-exporter#621:
+    4.4.2-4.7.1 and later); mounting the host's library directory is the reported workaround."""
+    return found(evidence, Cause.nvml_not_injected_arm64,
+                 f"{who} finds no NVML library (libnvidia-ml.so.1) on this arm64 host: the NVIDIA runtime did not "
+                 "inject the driver's libraries into it, as it does on amd64",
+                 Fix("first check the runtime itself: `docker run --rm --gpus all nvidia/cuda:12.8.0-base-ubuntu24.04 "
+                     "nvidia-smi` must list the GPU (if it does not, set up the NVIDIA Container Toolkit: `sudo "
+                     "nvidia-ctk runtime configure --runtime=docker`, `sudo systemctl restart docker`). If it does, "
+                     "this image is one the runtime does not serve on arm64 (dcgm-exporter 4.4.2-4.7.1 and later on "
+                     "GB200/GB300, GH200, DGX Spark): leave images.gpu-exporter unset in stack.yaml for stackctl's "
+                     "default exporter (nvidia-smi based; on DGX Spark stackctl's own), or mount the driver libraries "
+                     "from the host into this container: the host's whole /usr/lib/aarch64-linux-gnu, read-only "
+                     "(it holds libnvidia-ml.so.1 and the versioned library it points to, which one mounted symlink "
+                     "lacks); then `stackctl up`", key="images.gpu-exporter"))
 
 
 def _gpu_access_lost(evidence: Evidence) -> Diagnosis:

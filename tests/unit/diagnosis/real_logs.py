@@ -5,7 +5,8 @@ thread, Q&A answer or blog post (any https URL without spaces).
 
 tests/data/service_failures/ (every service of the stack) and tests/data/heldout_*/ add
 header lines: `# service: NAME` (whose log it is) and, held-out only, `# fix: field=value, ...`
-(what a right fix names: any one suffices)."""
+(what a right fix names: any one suffices) and, where the report states it, `# machine: aarch64` (the
+reporter's host architecture, which stackctl knows of its own host)."""
 
 from __future__ import annotations
 

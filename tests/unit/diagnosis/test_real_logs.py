@@ -220,8 +220,10 @@ def test_the_collection_covers_every_class_with_real_logs():
                    Cause.engine_core_failed_unlogged}
     # Round 14's classes whose only real log so far is the round's own (tests/data/heldout_round14): a
     # quantization flag other than the checkpoint's (the other reports found name a vLLM bug or a GGUF's
-    # borrowed config), curl refused where an exporter does not listen.
-    one_report |= {Cause.quantization_mismatch, Cause.listen_address_refused}
+    # borrowed config), curl refused where an exporter does not listen, and NVML not injected into
+    # dcgm-exporter on arm64 (dcgm-exporter#621; its line is the same on amd64, where #612 is the runtime
+    # missing: the host's architecture tells them apart; no second arm64 report carrying it was found).
+    one_report |= {Cause.quantization_mismatch, Cause.listen_address_refused, Cause.nvml_not_injected_arm64}
     assert set(Cause) - covered - request_time - one_report == {Cause.cpu_attention_head_size, Cause.unrecognised}
 
 

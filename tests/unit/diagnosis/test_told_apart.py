@@ -43,3 +43,48 @@ def test_a_refused_loopback_upstream_on_the_host_or_a_socket_is_the_upstream_dow
                  'request: "GET / HTTP/1.1", upstream: "http://unix:/home/u/run/gunicorn.sock:/", host: "example.com"')):
         text = _nginx(line)
         assert text.startswith("check the filter-proxy") and "0.0.0.0" not in text
+
+
+# dcgm-exporter's words, the same on every host (#612 on amd64, #621 on GB200/GB300 arm64).
+_DCGM_NO_NVML = 'time=2026-09-19T20:06:59.547Z level=ERROR msg="Cannot init NVML library; err: ERROR_LIBRARY_NOT_FOUND"'
+
+
+def _exporter(lines: list[str], machine: str | None):
+    diagnosis = diagnose_log(lines, DiagnosisContext(service="gpu-exporter", machine=machine))
+    assert diagnosis is not None
+    return diagnosis
+
+
+def test_nvml_not_found_in_the_exporter_on_arm64_is_the_runtime_not_injecting_it_there():
+    arm64 = _exporter([_DCGM_NO_NVML], "aarch64")
+    assert arm64.cause is Cause.nvml_not_injected_arm64 and arm64.fix.key == "images.gpu-exporter"
+    assert "/usr/lib/aarch64-linux-gnu" in arm64.fix.text and "docker run --rm --gpus all" in arm64.fix.text
+    # One fix: it mounts the whole directory and never also says not to mount the library.
+    assert "Do not hand-mount" not in arm64.fix.text
+
+
+def test_the_same_line_on_amd64_or_an_unknown_host_is_the_missing_runtime_with_its_own_fix():
+    for machine in ("x86_64", None):
+        plain = _exporter([_DCGM_NO_NVML], machine)
+        assert plain.cause is Cause.no_gpu_runtime and "nvidia-ctk runtime configure" in plain.fix.text
+        assert "aarch64" not in plain.fix.text and "Do not hand-mount libnvidia-ml.so" in plain.fix.text
+
+
+def test_an_unknown_host_whose_log_says_aarch64_is_read_as_arm64():
+    # DCGM's build line names the architecture it runs on (dcgm-exporter#416 quotes the x86_64 one).
+    build = ('time="2024-11-13T22:25:51Z" level=info msg="version:3.3.8;arch:aarch64;buildtype:Release;buildid:43" '
+             "dcgm_level=INFO")
+    assert _exporter([build, _DCGM_NO_NVML], None).cause is Cause.nvml_not_injected_arm64
+    amd64 = build.replace("aarch64", "x86_64")
+    assert _exporter([amd64, _DCGM_NO_NVML], None).cause is Cause.no_gpu_runtime
+
+
+def test_neighbours_on_arm64_keep_their_class():
+    # NVML loaded but failing (a daemon-reload), the host's toolkit not finding the driver, vLLM without a GPU.
+    assert _exporter(["Failed to initialize NVML: Unknown Error"], "aarch64").cause is Cause.gpu_access_lost
+    host = ("nvidia-container-cli: initialization error: load library failed: libnvidia-ml.so.1: cannot open shared "
+            "object file: no such file or directory: unknown.")
+    assert diagnose_log([host], DiagnosisContext(service="docker", machine="aarch64")).cause is Cause.gpu_driver_not_loaded
+    vllm = diagnose_log(["NVIDIA-SMI couldn't find libnvidia-ml.so library in your system."],
+                        DiagnosisContext(service="vllm", machine="aarch64"))
+    assert vllm is not None and vllm.cause is Cause.no_gpu_runtime
