@@ -62,6 +62,9 @@ from process_cpu import tree_cpu
 from proxy_process import free_port
 from stream_client import LevelResult, Target, run_level
 
+from stackctl.errors import StackError
+from stackctl.runtime.native_nginx import nginx_binary
+
 MODEL = "bench-model"
 KEY = "sk-bench-not-a-secret"
 REPO = Path(__file__).resolve().parents[1]
@@ -126,9 +129,10 @@ def start_proxy(name: str, source: Path, backend_port: int, workers: int, *extra
 def start_nginx_relay(backend_port: int, workdir: Path) -> Server | None:
     """nginx proxying HTTP without buffering, kept-alive to the backend: a relay with no Python in
     it, i.e. the floor this machine sets (wake-ups, loopback reads and writes). None without nginx."""
-    binary = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None)
-    if binary is None:
-        print("nginx not installed: no C relay floor (apt-get install nginx)", flush=True)
+    try:
+        binary = nginx_binary()
+    except StackError as error:
+        print(f"no C relay floor: {error}", flush=True)
         return None
     port, home = free_port(), workdir / "nginx"
     (home / "logs").mkdir(parents=True)
