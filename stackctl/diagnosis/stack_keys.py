@@ -26,6 +26,19 @@ SERVICE_PORT_KEYS = {
     "grafana": "ports.grafana", "node-exporter": "ports.node_exporter", "gpu-exporter": "ports.gpu_exporter",
     "nginx": "ports.http", "certbot": "ports.http",
 }
+
+
+def port_key(port: int | None, service: str, port_keys: Mapping[int, str]) -> str | None:
+    """The stack.yaml key of a port a log names (`port_keys`: host port -> key), else the key of
+    the service's own port."""
+    return (port_keys.get(port) if port else None) or SERVICE_PORT_KEYS.get(service)
+
+
+def nginx_port_key(port: str) -> str:
+    """Which of nginx's two ports a port number is (443: HTTPS, any other: HTTP)."""
+    return "ports.https" if port == "443" else "ports.http"
+
+
 # The user each service's default image runs as (uid), where it is not root: a path it must use
 # has to be theirs.
 SERVICE_USERS = {"grafana": ("grafana", 472), "prometheus": ("nobody", 65534), "node-exporter": ("nobody", 65534)}
@@ -140,7 +153,7 @@ def _host_placement(remedy: Remedy, service: str, port_keys: Mapping[int, str]) 
     path = remedy.name
     if remedy.kind is RemedyKind.port:
         port = int(path) if path.isdigit() else None
-        key = (port_keys.get(port) if port else None) or SERVICE_PORT_KEYS.get(service)
+        key = port_key(port, service, port_keys)
         which = f"port {port}" if port else f"a port {service} listens on"
         move = f" or move {key} in stack.yaml to a free port" if key else " or move it to another port"
         listens = f"ss -ltnp 'sport = :{port}'" if port else "ss -ltnp"

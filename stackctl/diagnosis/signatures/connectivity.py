@@ -9,7 +9,7 @@ import re
 
 from stackctl.diagnosis.evidence import Evidence
 from stackctl.diagnosis.signature import ADVISORY, CONSEQUENCE, Signature, found, signature
-from stackctl.diagnosis.stack_keys import SERVICE_PORT_KEYS
+from stackctl.diagnosis.stack_keys import port_key
 from stackctl.diagnosis.verdict import Cause, Diagnosis, Fix, Severity
 
 # uvicorn (vLLM, the filter-proxy), nginx, Go servers (Prometheus, Grafana, the exporters) and
@@ -39,7 +39,7 @@ def _port_in_use(evidence: Evidence) -> Diagnosis:
         named = evidence.read(_COMPOSE_SERVICE) or next(
             (values for line in evidence.lines if (values := _groups(_COMPOSE_SERVICE, line))), {})
         service = next(iter(named.values()), service)
-    key = (evidence.context.port_keys.get(port) if port else None) or SERVICE_PORT_KEYS.get(service)
+    key = port_key(port, service, evidence.context.port_keys)
     if port is None:
         move = (f" or move {key} in stack.yaml to a free port" if key else
                 " or move the service's port (ports.* in stack.yaml) to a free one")

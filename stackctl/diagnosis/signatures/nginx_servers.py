@@ -9,16 +9,13 @@ import re
 
 from stackctl.diagnosis.evidence import Evidence
 from stackctl.diagnosis.signature import ADVISORY, Signature, found, signature
+from stackctl.diagnosis.stack_keys import nginx_port_key
 from stackctl.diagnosis.verdict import Cause, Diagnosis, Fix, Severity
 
 _CONFLICT = re.compile(r"conflicting server name [\"“](?P<name>[^\"”]*)[\"”] on (?P<address>\S+?),? ignored")
 _DEFAULT = re.compile(r"a duplicate default server for (?P<address>\S+) in (?P<file>[^:\s]+)(?::(?P<line>\d+))?")
 _FIND_THEM = ("`sudo nginx -T` prints the whole configuration nginx reads, each file under a `# configuration file` "
               "line: find the server blocks that listen there")
-
-
-def _port_key(address: str) -> str:
-    return "ports.https" if address.rsplit(":", 1)[-1] == "443" else "ports.http"
 
 
 def _nginx_server_name_conflict(evidence: Evidence) -> Diagnosis:
@@ -51,7 +48,7 @@ def _nginx_duplicate_default_server(evidence: Evidence) -> Diagnosis:
                      "/etc/nginx/sites-enabled/default`) or a second copy of a site, and check with `sudo nginx -t`. "
                      "stackctl's site (stackctl-site.conf) marks no default_server; another site enabled beside it "
                      "on ports.http/ports.https may have one, or stackctl can move to ports no other site uses",
-                     key=_port_key(address)), **({"address": address} if address else {}),
+                     key=nginx_port_key(address.rsplit(":", 1)[-1])), **({"address": address} if address else {}),
                  **({"file": file} if file else {}))
 
 

@@ -9,6 +9,7 @@ import re
 
 from stackctl.diagnosis.evidence import Evidence
 from stackctl.diagnosis.signature import CONSEQUENCE, Signature, found, signature
+from stackctl.diagnosis.stack_keys import nginx_port_key
 from stackctl.diagnosis.verdict import Cause, Diagnosis, Fix, Severity
 
 _CERTIFICATE = re.compile(r"(?:cannot load certificate(?: key)? \"|BIO_new_file\(\")(?P<path>[^\"]+)\"")
@@ -256,7 +257,7 @@ def _nginx_duplicate_listen(evidence: Evidence) -> Diagnosis:
                      f"(sites-enabled/, conf.d/) that listens on {port or 'the same port'} must use a plain `listen "
                      f"{port or 'PORT'};` without options, or be disabled; or move ports.http/ports.https in stack.yaml "
                      "to ports no other site uses, then `stackctl up` (`nginx -t` checks it)",
-                     key="ports.https" if port == "443" else "ports.http"),
+                     key=nginx_port_key(port)),
                  **({"address": address} if address else {}), **({"file": file} if file else {}))
 
 
@@ -293,7 +294,7 @@ _BUSY_PORT = re.compile(r"(?:binding to port|bind TCP port|^Port) (?P<port>80|44
 
 def _certbot_port_80_busy(evidence: Evidence) -> Diagnosis:
     port = evidence.read(_BUSY_PORT).get("port", "80")
-    key = "ports.https" if port == "443" else "ports.http"
+    key = nginx_port_key(port)
     challenge = " (the old tls-sni challenge binds port 443)" if port == "443" else ""
     return found(evidence, Cause.certbot_port_80_busy,
                  f"certbot's standalone server could not bind port {port}: another web server (here stackctl's nginx, "
