@@ -12,8 +12,11 @@ import re
 
 from stackctl.diagnosis.evidence import Evidence
 from stackctl.diagnosis.signature import ADVISORY, Signature, found, images_key, signature
+from stackctl.diagnosis.stack_keys import SERVICE_USERS
 from stackctl.diagnosis.verdict import Cause, Diagnosis, Fix, Severity
 
+_PROMETHEUS_USER, _PROMETHEUS_UID = SERVICE_USERS["prometheus"]
+_GRAFANA_UID = SERVICE_USERS["grafana"][1]
 # Compose keeps each service's data in a named volume of the project (`down` keeps it).
 _VOLUME_NOTE = ("under Compose it is the project's named volume (`docker volume ls`; `docker volume rm` it to start "
                 "afresh, losing the history), natively the stack's data/ directory")
@@ -23,8 +26,9 @@ def _prometheus_storage_permission(evidence: Evidence) -> Diagnosis:
     path = evidence.read(re.compile(r"(?:open|file=|DB in) ?(?P<path>/[\w./-]+)")).get("path", "")
     return found(evidence, Cause.prometheus_storage_permission,
                  f"Prometheus may not write its data directory{' (' + path + ')' if path else ''}",
-                 Fix("the prom/prometheus image runs as nobody (uid 65534): the data directory must be writable by it "
-                     f"(`sudo chown -R 65534:65534 DIR`); {_VOLUME_NOTE}. An images.prometheus that runs as another "
+                 Fix(f"the prom/prometheus image runs as {_PROMETHEUS_USER} (uid {_PROMETHEUS_UID}): the data directory "
+                     f"must be writable by it (`sudo chown -R {_PROMETHEUS_UID}:{_PROMETHEUS_UID} DIR`); {_VOLUME_NOTE}. "
+                     "An images.prometheus that runs as another "
                      "user needs the same", key="images.prometheus"), **({"path": path} if path else {}))
 
 
@@ -61,8 +65,9 @@ def _grafana_data_permission(evidence: Evidence) -> Diagnosis:
     path = values.get("path") or values.get("denied") or values.get("plugin") or "/var/lib/grafana"
     return found(evidence, Cause.grafana_data_permission,
                  f"Grafana may not write its data directory ({path})",
-                 Fix("the grafana image runs as uid 472: the data directory must be writable by it (`sudo chown -R "
-                     f"472:472 DIR`); {_VOLUME_NOTE}. An images.grafana that runs as another user needs the same",
+                 Fix(f"the grafana image runs as uid {_GRAFANA_UID}: the data directory must be writable by it (`sudo "
+                     f"chown -R {_GRAFANA_UID}:{_GRAFANA_UID} DIR`); {_VOLUME_NOTE}. An images.grafana that runs as "
+                     "another user needs the same",
                      key="images.grafana"), path=path)
 
 

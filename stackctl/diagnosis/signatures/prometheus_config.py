@@ -9,9 +9,11 @@ import re
 
 from stackctl.diagnosis.evidence import Evidence
 from stackctl.diagnosis.signature import Signature, found, signature
+from stackctl.diagnosis.stack_keys import SERVICE_USERS
 from stackctl.diagnosis.verdict import Cause, Diagnosis, Fix
 
 # Prometheus's words for a configuration file it cannot read: the line and the fields it names.
+_USER, _UID = SERVICE_USERS["prometheus"]
 _CONFIG_LINE = re.compile(r"\bline (?P<line>\d+): (?P<problem>[^\\\"]+)")
 # Prometheus 2+ ("field X not found in type config.plain") and 1.x ("unknown fields in scrape_config: X").
 _UNKNOWN_FIELD = re.compile(r"field (?P<field>\w+) not found in type|unknown fields in \w+(?: config)?: (?P<old>\w+)")
@@ -134,10 +136,10 @@ def _prometheus_config_permission(evidence: Evidence) -> Diagnosis:
     return found(evidence, Cause.prometheus_config_permission,
                  f"Prometheus may not read its configuration file {path or 'prometheus.yml'} (permission denied), so it "
                  "does not start; the file itself may be fine",
-                 Fix("make the file readable by the user Prometheus runs as: the prom/prometheus image runs as nobody "
-                     "(uid 65534), and stackctl bind-mounts rendered/prometheus/prometheus.yml read-only, so the file "
-                     "and its directories must be readable by others (`chmod a+r` the file, `chmod a+rx` the "
-                     "directories; a umask of 077 when stackctl rendered it makes them owner-only), or owned by 65534; "
+                 Fix("make the file readable by the user Prometheus runs as: the prom/prometheus image runs as "
+                     f"{_USER} (uid {_UID}), and stackctl bind-mounts rendered/prometheus/prometheus.yml read-only, so "
+                     "the file and its directories must be readable by others (`chmod a+r` the file, `chmod a+rx` the "
+                     f"directories; a umask of 077 when stackctl rendered it makes them owner-only), or owned by {_UID}; "
                      "on an SELinux host (Fedora, RHEL) label the mount for containers (`chcon -Rt container_file_t "
                      "DIR`). Running the container with `user: root` also works but is not needed; then `stackctl up`"),
                  **({"path": path} if path else {}))
