@@ -87,15 +87,17 @@ held-out set of real failure logs collected from other public reports and never 
   that only restated the error removed before measuring (an answer, buy a certificate, that fits
   stackctl only loosely): 7/10 = 70.0%, own set then 1150/1150; rounds 16 to 18 together: 25/45 =
   55.6%; its misses led to classes built by cause from other reports, kept under
-  tests/data/service_failures).
-- held-out: tests/data/heldout_failures, round 19: 5 logs from 5 other reports (4 GitHub, 1 blog
-  post: certbot's standalone port, the toolkit's NVML, vLLM's KV cache, an arm64-only image),
-  collected while round 18's classes were being built, by a collector who saw neither the
-  signatures nor that work and who found about 75% of candidates already used; text fields that
-  only repeated the log's own words removed before measuring; measured once: 2/5 = 40.0% (own set
-  then 1185/1185), too few to say much. One miss names the right key in general form
-  (images.SERVICE where the header asks for images.vllm): counted as a miss. Rounds 16 to 19
-  together: 27/50 = 54.0%. Each file's `# fix:` header lists what a right fix names (`key=`, `flag=`, `env=`:
+  tests/data/service_failures) and tests/data/heldout_round19 (5 logs from 5 other reports, 4
+  GitHub, 1 blog post: certbot's standalone port, the toolkit's NVML, vLLM's KV cache, an
+  arm64-only image; collected while round 18's classes were being built, by a collector who saw
+  neither the signatures nor that work and who found about 75% of candidates already used; text
+  fields that only repeated the log's own words removed before measuring: 2/5 = 40.0%, own set then
+  1185/1185, too few to say much; one miss named the right key in general form, images.SERVICE
+  where the header asks for images.vllm, counted as a miss; rounds 16 to 19 together: 27/50 =
+  54.0%; its 3 misses are the classes to build next).
+- held-out: tests/data/heldout_failures, the next round: logs from other reports, collected after
+  the round before was built from, by a collector who saw neither the signatures nor that work;
+  measured once. Each file's `# fix:` header lists what a right fix names (`key=`, `flag=`, `env=`:
   that field of the fix; `text=`: words in the fix sentence); any one suffices. The class in the
   file name is only a label: a fix reached by another class, or by the fallback reading the remedy
   the log names, counts the same.
