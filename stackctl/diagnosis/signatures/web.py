@@ -289,23 +289,46 @@ def _nginx_key_mismatch(evidence: Evidence) -> Diagnosis:
                  **({"key_file": path} if path else {}))
 
 
-_BUSY_PORT = re.compile(r"(?:binding to port|bind TCP port|^Port) (?P<port>80|443)\b")
+_BUSY_PORT = re.compile(r"(?:binding to port|bind TCP port|^Port|listening on TCP port) (?P<port>80|443)\b")
+# certbot before 0.10 names who holds the port: "The program nginx (process ID 32742) is already
+# listening on TCP port 443 ... Please stop the nginx program temporarily".
+_HOLDER = re.compile(r"The program (?P<program>[\w.-]+) \(process ID (?P<pid>\d+)\)")
 
 
 def _certbot_port_80_busy(evidence: Evidence) -> Diagnosis:
     port = evidence.read(_BUSY_PORT).get("port", "80")
     key = nginx_port_key(port)
+    holder = evidence.read(_HOLDER)
+    program, pid = holder.get("program", ""), holder.get("pid", "")
     challenge = " (the old tls-sni challenge binds port 443)" if port == "443" else ""
+    webroot = ("use the webroot nginx serves (`certbot certonly --webroot -w ACME_ROOT`, what `stackctl tls issue` and "
+               "stackctl's certbot service do) or the --nginx plugin; for an old standalone certificate set "
+               "`authenticator = webroot` and `webroot_path` in /etc/letsencrypt/renewal/NAME.conf")
+    if program and program != "nginx":
+        # Not stackctl's nginx: a web server of the host's own holds the port stackctl's nginx needs too.
+        return found(evidence, Cause.certbot_port_80_busy,
+                     f"certbot's standalone server could not bind port {port}: {program} (process ID {pid}) already "
+                     f"listens there{challenge}",
+                     Fix(f"{program} is not stackctl's nginx, which needs port {port} itself ({key}) to serve the "
+                         f"certificate challenge: stop {program} and keep it from starting again (`sudo systemctl "
+                         f"disable --now {program}`), or move {key} in stack.yaml to a free port; then issue through "
+                         f"stackctl's webroot (`stackctl tls issue`) instead of `certbot --standalone`: {webroot}",
+                         key=key, flag="--webroot"),
+                     port=int(port), program=program, pid=int(pid))
+    holds = f"nginx (process ID {pid}) holds" if program else "another web server (here stackctl's nginx, which " \
+                                                                 "serves ports 80 and 443) already listens"
+    stop = ("stop nginx while certbot runs (stackctl's: `docker compose -p stackctl stop nginx`, the stack.yaml "
+            "`project`, and `stackctl up` after; a distribution's: `sudo systemctl stop nginx`)" if program else
+            f"stop what holds port {port} (`ss -ltnp 'sport = :{port}'`; stackctl's nginx listens on {key}) while "
+            "certbot runs")
     return found(evidence, Cause.certbot_port_80_busy,
-                 f"certbot's standalone server could not bind port {port}: another web server (here stackctl's nginx, "
-                 f"which serves ports 80 and 443) already listens there{challenge}",
-                 Fix("don't run `certbot --standalone` (or renew a certificate first issued with it) while nginx holds "
-                     f"port {port}: use the webroot nginx serves (`certbot certonly --webroot -w ACME_ROOT`, what `stackctl "
-                     "tls issue` and stackctl's certbot service do) or the --nginx plugin; for an old standalone "
-                     "certificate set `authenticator = webroot` and `webroot_path` in /etc/letsencrypt/renewal/NAME.conf. "
-                     f"Otherwise stop what holds port {port} (`ss -ltnp 'sport = :{port}'`; stackctl's nginx listens on "
-                     f"{key}) while certbot runs; the port is already in use only while it does", key=key),
-                 port=int(port))
+                 f"certbot's standalone server could not bind port {port}: {holds} port {port}{challenge}"
+                 if program else
+                 f"certbot's standalone server could not bind port {port}: {holds} there{challenge}",
+                 Fix(f"don't run `certbot --standalone` (or renew a certificate first issued with it) while nginx holds "
+                     f"port {port}: {webroot}. Otherwise {stop}; the port is already in use only while it does", key=key,
+                     **({"flag": "--webroot"} if program else {})),
+                 port=int(port), **({"program": program, "pid": int(pid)} if program else {}))
 
 
 def _certbot_nginx_plugin_missing(evidence: Evidence) -> Diagnosis:
@@ -363,7 +386,7 @@ SIGNATURES: tuple[Signature, ...] = (
     signature(Cause.certbot_port_80_busy,
               r"Problem binding to port 80|At least one of the required ports is already taken"
               r"|Could not bind TCP port (?:80|443) because it is already in use|^Port (?:80|443) is already in use by "
-              r"another process", _certbot_port_80_busy),
+              r"another process|is already listening on TCP port (?:80|443)\b", _certbot_port_80_busy),
     signature(Cause.certbot_nginx_plugin_missing, r"The requested nginx plugin does not appear to be installed",
               _certbot_nginx_plugin_missing),
 )

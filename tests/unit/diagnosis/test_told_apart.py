@@ -88,3 +88,40 @@ def test_neighbours_on_arm64_keep_their_class():
     vllm = diagnose_log(["NVIDIA-SMI couldn't find libnvidia-ml.so library in your system."],
                         DiagnosisContext(service="vllm", machine="aarch64"))
     assert vllm is not None and vllm.cause is Cause.no_gpu_runtime
+
+
+_CERTBOT = DiagnosisContext(service="certbot")
+
+
+def _certbot(*lines: str):
+    diagnosis = diagnose_log(list(lines), _CERTBOT)
+    assert diagnosis is not None and diagnosis.cause is Cause.certbot_port_80_busy
+    return diagnosis
+
+
+def test_certbot_naming_a_host_web_server_on_port_80_stops_that_program_or_moves_stackctls_port():
+    # certbot#1424: certbot before 0.10 names who holds the port, with no ERROR on the line.
+    diagnosis = _certbot("The program apache2 (process ID 23326) is already listening on TCP port 80. This will prevent "
+                         "us from binding to that port. Please stop the apache2 program temporarily and then try again.")
+    fix = diagnosis.fix
+    assert (fix.key, fix.flag) == ("ports.http", "--webroot")
+    assert "sudo systemctl disable --now apache2" in fix.text and "stackctl tls issue" in fix.text
+    assert diagnosis.values == {"port": 80, "program": "apache2", "pid": 23326}
+
+
+def test_certbot_naming_nginx_on_443_is_stackctls_webroot_or_nginx_stopped_while_it_runs():
+    # elewant#159: the message wraps at 80 columns.
+    diagnosis = _certbot("The program nginx (process ID 32742) is already listening on TCP port 443. This",
+                         "will prevent us from binding to that port. Please stop the nginx program",
+                         "temporarily and then try again. For automated renewal, you may want to use a")
+    fix = diagnosis.fix
+    assert (fix.key, fix.flag) == ("ports.https", "--webroot")
+    assert "certbot certonly --webroot" in fix.text and "stop nginx while certbot runs" in fix.text
+    assert diagnosis.values["program"] == "nginx" and diagnosis.values["port"] == 443
+
+
+def test_certbot_not_naming_the_program_keeps_its_general_fix():
+    # certbot#3958's wording names no program: the fix says how to find it, and names no flag.
+    diagnosis = _certbot("Port 443 is already in use by another process. This will prevent us from binding")
+    assert diagnosis.fix.flag is None and "ss -ltnp 'sport = :443'" in diagnosis.fix.text
+    assert "program" not in diagnosis.values
