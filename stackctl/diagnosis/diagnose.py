@@ -91,7 +91,7 @@ def context_for(service: str, config: StackConfig | None, *, failed: bool | None
     port_keys = {port: f"ports.{name}" for name, port in config.ports.model_dump().items()}
     return DiagnosisContext(service=service, extra_args=tuple(config.vllm.extra_args),
                             stackctl_flags=stackctl_flags(config), port_keys=port_keys, failed=failed, failure=failure,
-                            machine=machine)
+                            machine=machine, images=dict(config.images))
 
 
 def _runs(lines: list[str]) -> list[list[str]]:

@@ -37,7 +37,7 @@ _SERVICE_HINTS = {
     "certbot": "`stackctl doctor` checks the hostname, ports 80/443 and the certificate directory",
     "filter-proxy": "`stackctl doctor` checks the ports and the .env keys",
     "supervisord": "`stackctl status` shows which program would not start, and its own log "
-                   "(`stackctl logs SERVICE --explain`) why",
+                   "(`stackctl logs` with its name and --explain) why",
 }
 
 

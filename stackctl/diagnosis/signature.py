@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from stackctl.diagnosis.evidence import Evidence
+from stackctl.diagnosis.stack_keys import image_service
 from stackctl.diagnosis.verdict import Cause, Diagnosis, Fix, Severity
 
 # When several lines of one start match, the heaviest wins (the latest among equals):
@@ -36,10 +37,35 @@ def signature(cause: Cause, trigger: str, build: Builder, weight: int = ROOT_CAU
     return Signature(cause, re.compile(trigger, re.IGNORECASE), build, weight)
 
 
-def images_key(evidence: Evidence) -> str:
-    """The `images:` key of the service whose log this is (`images.SERVICE` for Docker's own log)."""
-    service = evidence.context.service
-    return f"images.{service}" if service not in ("docker", "compose", "supervisord") else "images.SERVICE"
+# Where a log names the image it is about: Docker's refusals, and the commands pasted with them.
+_IMAGE_NAMED = re.compile(
+    r"(?:pull access denied for|manifest for|failed to resolve reference|Unable to find image|No such image:"
+    r"|docker (?:image )?(?:pull|inspect)(?: --?[\w-]+(?:[= ][^\s-]\S*)?)*?|Pulling from)\s+[\"']?"
+    r"(?P<image>\w[\w.-]*(?:/[\w.-]+)*(?::[\w.-]+)?)")
+# Logs that are no one service's own: Docker's, Compose's, supervisord's.
+_NOT_A_SERVICE = frozenset({"docker", "compose", "supervisord"})
+
+
+def images_key(evidence: Evidence, default: str | None = None) -> str | None:
+    """The `images:` key of the image a failure is about: the image the log names (stack.yaml's
+    entry of that image, else the service its name says), else the service whose log it is, else
+    `default`, else the only image stack.yaml sets; None where nothing says which."""
+    context = evidence.context
+    for image in evidence.all_found(_IMAGE_NAMED, "image"):
+        service = image_service(image, context.images)
+        if service:
+            return f"images.{service}"
+    if context.service not in _NOT_A_SERVICE:
+        return f"images.{context.service}"
+    if default:
+        return default
+    return f"images.{next(iter(context.images))}" if len(context.images) == 1 else None
+
+
+def images_entry(key: str | None) -> str:
+    """`key` in a fix sentence, or which entry to look for where the log does not say."""
+    return key or "the images entry of the service that would not start (images.vllm for the engine; " \
+                  "`stackctl status` names the service)"
 
 
 def found(evidence: Evidence, cause: Cause, summary: str, fix: Fix, *,

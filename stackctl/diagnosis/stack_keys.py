@@ -39,6 +39,34 @@ def nginx_port_key(port: str) -> str:
     return "ports.https" if port == "443" else "ports.http"
 
 
+# Words an image's repository carries, and the service whose images: key it goes under; the more
+# specific first (prom/node-exporter is node-exporter's, not Prometheus's; nginx-certbot is certbot's).
+_IMAGE_WORDS = (("node-exporter", "node-exporter"), ("node_exporter", "node-exporter"),
+                ("gpu-exporter", "gpu-exporter"), ("gpu_exporter", "gpu-exporter"), ("dcgm", "gpu-exporter"),
+                ("prometheus", "prometheus"), ("grafana", "grafana"), ("certbot", "certbot"), ("nginx", "nginx"),
+                ("filter-proxy", "filter-proxy"), ("vllm", "vllm"))
+
+
+def image_service(reference: str, images: Mapping[str, str]) -> str | None:
+    """The service whose image `reference` is: the stack.yaml `images` entry of the same repository
+    (any tag), else the service its repository's name says (a vLLM build -> vllm); None: neither."""
+    repository = _repository(reference)
+    for service, configured in images.items():
+        if _repository(configured) == repository:
+            return service
+    return next((service for word, service in _IMAGE_WORDS if word in repository), None)
+
+
+def _repository(reference: str) -> str:
+    """An image reference without its tag or digest, and without Docker Hub's implied prefixes."""
+    name = reference.strip().lower().split("@", 1)[0]
+    if ":" in name.rsplit("/", 1)[-1]:
+        name = name.rsplit(":", 1)[0]
+    for implied in ("docker.io/", "index.docker.io/", "library/"):
+        name = name.removeprefix(implied)
+    return name
+
+
 # The user each service's default image runs as (uid), where it is not root: a path it must use
 # has to be theirs.
 SERVICE_USERS = {"grafana": ("grafana", 472), "prometheus": ("nobody", 65534), "node-exporter": ("nobody", 65534)}

@@ -288,3 +288,5 @@ class DiagnosisContext:
     # The CPU architecture of the host whose services these are (platform.machine(): x86_64, aarch64);
     # None: unknown. Some failures read the same on every host and differ in cause on arm64.
     machine: str | None = None
+    # stack.yaml's images (service -> image reference): which service an image a log names is.
+    images: Mapping[str, str] = field(default_factory=dict)

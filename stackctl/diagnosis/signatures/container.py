@@ -12,7 +12,14 @@ import re
 from packaging.version import InvalidVersion, Version
 
 from stackctl.diagnosis.evidence import Evidence
-from stackctl.diagnosis.signature import CONSEQUENCE, Signature, found, images_key, signature
+from stackctl.diagnosis.signature import (
+    CONSEQUENCE,
+    Signature,
+    found,
+    images_entry,
+    images_key,
+    signature,
+)
 from stackctl.diagnosis.verdict import Cause, Diagnosis, Fix
 from stackctl.profiles.compat import min_driver, table
 
@@ -194,11 +201,12 @@ def _wrong_architecture(evidence: Evidence) -> Diagnosis:
     summary = (f"the image is built for {platforms['image']} but this host is {platforms['host']}" if platforms
                else "the image's programs are built for another CPU architecture than this host's (exec format error)")
     key = images_key(evidence)
+    host = f"here {platforms['host']}; " if platforms else ""
     return found(evidence, Cause.wrong_architecture, summary,
-                 Fix(f"use an image built for this host's architecture (`uname -m`: aarch64 on DGX Spark GB10): set "
-                     f"{key} in stack.yaml to a multi-arch or arm64/amd64 tag (NVIDIA's NGC vLLM images are "
-                     "multi-arch); stackctl builds its own images for the host it runs on", key=key), **platforms)
-
+                 Fix(f"use an image built for this host's architecture ({host}`uname -m`: aarch64 on DGX Spark GB10): "
+                     f"set {images_entry(key)} in stack.yaml to a multi-arch or arm64/amd64 tag (NVIDIA's NGC vLLM "
+                     "images are multi-arch); stackctl builds its own images for the host it runs on", key=key),
+                 **platforms)
 
 
 _PULLED = re.compile(r"(?:pull access denied for|manifest for|failed to resolve reference \"?)\s*(?P<image>[^\s,\"]+)")
@@ -207,10 +215,13 @@ _PULLED = re.compile(r"(?:pull access denied for|manifest for|failed to resolve 
 def _image_pull_denied(evidence: Evidence) -> Diagnosis:
     image = evidence.read(_PULLED).get("image", "").rstrip(":")
     key = images_key(evidence)
+    # A registry is the first part of the name where it has a dot or a port (nvcr.io/...); else Docker Hub.
+    first = image.split("/", 1)[0] if "/" in image else ""
+    login = f"`docker login {first}`" if "." in first or ":" in first else "`docker login`"
     return found(evidence, Cause.image_pull_denied,
                  f"Docker cannot pull {image or 'the image'}: no such repository or tag, or it needs a login",
-                 Fix(f"check the image name and tag (set {key} in stack.yaml to one that exists, or remove it for "
-                     "stackctl's default); a private registry needs `docker login REGISTRY` first", key=key),
+                 Fix(f"check the image name and tag (set {images_entry(key)} in stack.yaml to one that exists, or remove "
+                     f"it for stackctl's default); a private registry needs {login} first", key=key),
                  **({"image": image} if image else {}))
 
 
@@ -280,12 +291,13 @@ def _mount_propagation(evidence: Evidence) -> Diagnosis:
 
 
 def _image_pull_rate_limit(evidence: Evidence) -> Diagnosis:
+    key = images_key(evidence)
     return found(evidence, Cause.image_pull_rate_limit,
                  "Docker Hub refused the pull: this address reached its pull rate limit (anonymous pulls are counted "
                  "per IP address for six hours)",
                  Fix("`docker login` with a Docker Hub account (its pulls count against a higher limit), wait for the "
-                     "six-hour window to pass, or set images.SERVICE in stack.yaml to the same image in a registry "
-                     "mirror you run; then `stackctl up`", key="images.SERVICE"))
+                     f"six-hour window to pass, or set {images_entry(key)} in stack.yaml to the same image in a registry "
+                     "mirror you run; then `stackctl up`", key=key))
 
 
 def _compose_too_old(evidence: Evidence) -> Diagnosis:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from stackctl.diagnosis.evidence import Evidence
-from stackctl.diagnosis.signature import CONSEQUENCE, Signature, found, signature
+from stackctl.diagnosis.signature import CONSEQUENCE, Signature, found, images_key, signature
 from stackctl.diagnosis.verdict import Cause, Diagnosis, Fix
 
 _RUNTIME = ("run it with the NVIDIA runtime: stackctl's Compose file reserves the GPU (`deploy.resources.reservations."
@@ -19,8 +19,8 @@ _RUNTIME = ("run it with the NVIDIA runtime: stackctl's Compose file reserves th
 
 
 def _image_key(evidence: Evidence) -> str:
-    service = evidence.context.service
-    return "images.vllm" if service in ("vllm", "docker", "compose") else f"images.{service}"
+    # The GPU's container is the engine's unless the log says whose it is.
+    return images_key(evidence, default="images.vllm") or "images.vllm"
 
 
 _LIBRARY = re.compile(r"file creation failed: \S*/(?P<library>lib(?:nvidia|cuda)[\w.-]*\.so[\d.]*): file exists")

@@ -11,7 +11,14 @@ from __future__ import annotations
 import re
 
 from stackctl.diagnosis.evidence import Evidence
-from stackctl.diagnosis.signature import ADVISORY, Signature, found, images_key, signature
+from stackctl.diagnosis.signature import (
+    ADVISORY,
+    Signature,
+    found,
+    images_entry,
+    images_key,
+    signature,
+)
 from stackctl.diagnosis.stack_keys import SERVICE_USERS
 from stackctl.diagnosis.verdict import Cause, Diagnosis, Fix, Severity
 
@@ -167,18 +174,19 @@ def _service_flag_unknown(evidence: Evidence) -> Diagnosis:
     flag = values.get("flag") or values.get("bare") or ""
     service = evidence.context.service
     key = images_key(evidence)
+    where = images_entry(key)
     renamed = _RENAMED_FLAGS.get(flag)
     if renamed:
         text = (f"{flag} was renamed to {renamed} in newer releases: use the name the image's version knows "
-                f"(`docker run --rm IMAGE --help`), or pin {key} to the version the flag was written for")
+                f"(`docker run --rm IMAGE --help`), or pin {where} to the version the flag was written for")
     elif values.get("kind") == "short" and service == "prometheus":
         text = (f"the command uses Prometheus 1.x's single-dash flags (-config.file, -storage.local.path), which the "
-                f"Prometheus 2+ in {key} reads as short flags ({flag}): use double-dash flags with the 2.x names: "
+                f"Prometheus 2+ in {where} reads as short flags ({flag}): use double-dash flags with the 2.x names: "
                 "--config.file, --storage.tsdb.path (the storage.local.* flags are gone; `docker run --rm IMAGE "
                 "--help` lists them)")
     elif values.get("kind") == "short":
         text = (f"the command uses the old single-dash flag syntax (-collector.procfs, node_exporter before 0.15), "
-                f"which the version in {key} reads as short flags ({flag}): use double-dash flags with the names "
+                f"which the version in {where} reads as short flags ({flag}): use double-dash flags with the names "
                 "renamed since (-collector.procfs is now --path.procfs, -collector.sysfs --path.sysfs; `docker run "
                 "--rm IMAGE --help` lists them)")
     else:
@@ -186,8 +194,8 @@ def _service_flag_unknown(evidence: Evidence) -> Diagnosis:
         why = ("an old version: its flag parser (Go's own, which writes every flag with one dash) predates "
                "node_exporter 0.15" if values.get("bare") else
                "an old version (the flag, or the collector it enables, is new), or the flag belongs to another program")
-        text = (f"the version of {service} in {key} has no flag {flag or '(the one named)'}: it is {why}. Upgrade "
-                f"{key} in stack.yaml to a newer {service.replace('-', '_')} image that has it (check with "
+        text = (f"the version of {service} in {where} has no flag {flag or '(the one named)'}: it is {why}. Upgrade "
+                f"{where} in stack.yaml to a newer {service.replace('-', '_')} image that has it (check with "
                 "`docker run --rm IMAGE --version` and `--help`), or remove the flag from the service's command")
     return found(evidence, Cause.service_flag_unknown,
                  f"{service} refuses the flag {flag or '(not named)'} and exits: its version does not have it",

@@ -71,14 +71,15 @@ def _service_flag_deprecated(evidence: Evidence) -> Diagnosis:
 def _gpu_exporter_dcgm_mismatch(evidence: Evidence) -> Diagnosis:
     """The exporter's DCGM bindings and the DCGM library (or nv-hostengine) they call are of other
     versions: a release built against another DCGM, or a host engine the image does not match."""
+    key = images_key(evidence, default="images.gpu-exporter")
     return found(evidence, Cause.gpu_exporter_dcgm_mismatch,
                  "dcgm-exporter's calls into DCGM fail with \"API version mismatch\": the exporter and the DCGM it "
                  "talks to (its own library, or the host's nv-hostengine) are of different versions",
-                 Fix(f"update the exporter image: set {images_key(evidence)} in stack.yaml to a newer dcgm-exporter image "
+                 Fix(f"update the exporter image: set {key} in stack.yaml to a newer dcgm-exporter image "
                      "(its releases fix their go-dcgm bindings; the fixed tag after a broken one), or roll back to the "
                      "tag that worked; with a host nv-hostengine, use the exporter tag whose DCGM version matches "
                      "`dcgmi -v`. stackctl's default GPU exporter (nvidia_gpu_exporter) needs no DCGM",
-                     key=images_key(evidence)))
+                     key=key))
 
 
 _INCLUDED = re.compile(r"open\(\) \"(?P<path>/\S*(?:options-ssl-nginx\.conf|ssl-dhparams\.pem))\" failed")

@@ -37,7 +37,9 @@ def _supervisor_gave_up(evidence: Evidence) -> Diagnosis:
     what = (f"supervisord gave up on {program or 'a program'}: it kept exiting right after start{shown}" if gave_up
             else f"{program} exited when it should keep running{shown}")
     return found(evidence, Cause.supervisor_gave_up, what,
-                 Fix(f"the program's own log says why: `stackctl logs {program or 'SERVICE'} --explain`; fix that and "
+                 Fix((f"the program's own log says why: `stackctl logs {program} --explain`" if program else
+                      "`stackctl status` names the program that stopped, and its own log says why (`stackctl logs` "
+                      "with its name and --explain)") + "; fix that and "
                      "`stackctl up` (supervisord restarts it). A program under supervisord must run in the foreground "
                      "(a command that forks into a daemon and exits, or ends in `&`, counts as exited) and stay up "
                      "for startsecs (stackctl's programs: 1 s)"),
@@ -144,7 +146,8 @@ def _supervisorctl_section_missing(evidence: Evidence) -> Diagnosis:
                      "that file (serverurl=unix:///PATH/supervisor.sock), with the [unix_http_server] (file=the same "
                      "socket) and [rpcinterface:supervisor] (supervisor.rpcinterface_factory = supervisor.rpcinterface:"
                      "make_main_rpcinterface) sections supervisord needs to answer it, then restart supervisord. For "
-                     "the native stack, `stackctl status` and `stackctl logs SERVICE` talk to its supervisord for you; "
+                     "the native stack, `stackctl status` and `stackctl logs` (with a service's name) talk to its supervisord for "
+                     "you; "
                      "by hand: `supervisorctl -c .stackctl/supervisor/supervisord.conf status` (the file `stackctl "
                      "up` renders has all three sections)"))
 

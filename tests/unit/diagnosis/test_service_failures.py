@@ -102,7 +102,7 @@ BY_CLASS: dict[Cause, Expect] = {
     C.prometheus_tsdb_corrupt: Expect(says=("meta.json", "NFS", "local disk")),
     C.prometheus_scrape_timeout: Expect(severity=ADVISORY, says=("scrape_timeout", "scrape_interval")),
     C.gpu_exporter_profiling_unsupported: Expect("images.gpu-exporter", says=("2.1.2", "default-counters.csv")),
-    C.image_pull_rate_limit: Expect("images.SERVICE", says=("docker login",)),
+    C.image_pull_rate_limit: Expect(says=("docker login", "the images entry of the service that would not start")),
     C.compose_too_old: Expect(says=("docker compose", "1.28")),
     C.cgroup_devices_missing: Expect(says=("cgroup v2", "nvidia-container-toolkit")),
     C.no_gpu_device: Expect(env="NVIDIA_VISIBLE_DEVICES", says=("nvidia-smi -L",)),
