@@ -16,6 +16,7 @@ from stackctl.diagnosis.log_lines import (
     Weight,
     decisive_error,
     error_lines,
+    stated_failure,
     strip_prefixes,
 )
 from stackctl.diagnosis.remedy import Remedy, RemedyKind, named_remedies
@@ -58,7 +59,8 @@ def fallback_diagnosis(run: Sequence[str], context: DiagnosisContext) -> Diagnos
 def read_fallback(run: Sequence[str], context: DiagnosisContext) -> FallbackReading | None:
     """fallback_diagnosis, with where in the run its decisive line is."""
     lines = list(run)
-    decisive = decisive_error(lines)
+    # A log without an error line may still state its failure in words (certbot's "is already listening").
+    decisive = decisive_error(lines) or stated_failure(lines, warnings=bool(context.failed))
     if decisive is None:
         diagnosis = _without_error_line(lines, context)
         return FallbackReading(diagnosis, None) if diagnosis else None

@@ -178,6 +178,68 @@ def decisive_error(lines: list[str]) -> ErrorLine | None:
     return found[-1] if found else None
 
 
+# A failure stated in plain words, with no error level or exception to mark it: certbot's "The program
+# nginx (process ID 32742) is already listening on TCP port 443", curl's "Failed connect to ...;
+# Connection refused", Grafana's "data source not found". Read only where a log has no error line.
+_STATED_FAILURE = re.compile(
+    r"\b(?:could not|couldn't|cannot|can't|unable to|failed|failure|error|timed out|timeout|is already|are already"
+    r"|already in use|not found|no such|denied|refused|invalid|must|not allowed|not supported|unsupported|not defined"
+    r"|not installed|not (?:currently )?loaded|not recogni[sz]e|unrecogni[sz]ed|unknown|mismatch|insufficient|exceeds?"
+    r"|too (?:old|many|long|large|small)|does not (?:exist|match|support|allow|appear)"
+    r"|doesn't (?:exist|match|support|have|appear)|no available|requires)\b"
+    r"|^\s*Please\b",
+    re.IGNORECASE,
+)
+# Lines that only echo what was run ("$ docker run ...", "curl 172.4.0.1:9092/metrics", "+ cmd").
+_ECHOED = re.compile(r"^\s*(?:[$#>+] |\S*\$ |(?:sudo )?(?:curl|wget|docker|certbot|systemctl|nginx|apt(?:-get)?|pip3?"
+                     r"|python3?\s+-m|vllm serve|supervisorctl) )")
+# A line that is a record of its own, not the rest of a sentence ("metrics.py:453] Avg prompt ...").
+_SOURCE_RECORD = re.compile(r"^[\w.-]+\.(?:py|go|cc|cpp|c|rs|js|ts):\d+\]")
+# Lines that point elsewhere ("Please see the logfiles in /var/log/letsencrypt for more details") or
+# only open a JSON body ('"error": {'): no failure of their own.
+_NO_STATEMENT = re.compile(r"^\s*(?:Please )?(?:see|refer to|visit|read|consult|check) (?:the )?(?:log|https?:|doc|our )"
+                           r"|^\s*[\"']?\w+[\"']?\s*:\s*[\[{]\s*$", re.IGNORECASE)
+# Records below the warning level: a failure stated there is survived.
+_INFO_OR_DEBUG = re.compile(r"^(?:INFO|DEBUG|DEBU|NOTICE|I\d{4})\b|\blevel=(?:info|debug)\b|\blvl=(?:info|dbug)\b"
+                            r"|\[(?:notice|info|debug)\]|^\s*\S+ (?:INFO|DEBUG) |:(?:INFO|DEBUG):| - (?:INFO|DEBUG) - ",
+                            re.IGNORECASE)
+# Warnings (records, Python's warnings, dcgm-exporter's "Warning #2:"): read only from a service known
+# to have failed, since a running one logs them too.
+_WARNING = re.compile(r"^(?:WARNING|WARN|W\d{4})\b|\blevel=warn(?:ing)?\b|\blvl=warn\b|\[warn\]|^\s*\S+ WARNING "
+                      r"|:WARNING:| - WARNING - |\b\w*Warning(?::| #)|warnings\.warn", re.IGNORECASE)
+
+
+def stated_failure(lines: list[str], *, warnings: bool = False) -> ErrorLine | None:
+    """Where a log has no error line at all: the last line that states a failure in words (not an
+    info or debug record, a warning only where `warnings`, not an echoed command), with the lines its
+    sentence wraps onto."""
+    messages = [strip_prefixes(line) for line in lines]
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if (not _STATED_FAILURE.search(message) or _ECHOED.search(message) or _NO_STATEMENT.search(message)
+                or _INFO_OR_DEBUG.search(message) or _WRAPPER.search(message) or is_traceback_noise(message)
+                or (not warnings and _WARNING.search(message))):
+            continue
+        # A sentence wrapped at the terminal's width starts on a line above ("... is already listening
+        # on TCP port 443. This" / "will prevent us ... Please stop the nginx program").
+        while index > 0 and _wraps_onto(messages[index - 1], message):
+            index -= 1
+            message = messages[index]
+        parts = [message.strip()]
+        for following in messages[index + 1:index + 1 + _CONTINUATION_LINES]:
+            if not _wraps_onto(parts[-1], following):
+                break
+            parts.append(following.strip())
+        return ErrorLine(index, " ".join(parts), Weight.error)
+    return None
+
+
+def _wraps_onto(above: str, below: str) -> bool:
+    """`below` goes on the sentence `above` began: it starts in lower case and `above` does not end one."""
+    return bool(above.strip() and below[:1].islower() and not above.rstrip().endswith((".", ":", "!", "?"))
+                and not _ECHOED.search(above) and not _ECHOED.search(below) and not _SOURCE_RECORD.match(below))
+
+
 def error_block(lines: list[str], index: int) -> range:
     """The lines that log one error ending at `index`: its traceback (frames, the quoted source,
     chained "During handling" parts) and the record line that announced it, if any."""

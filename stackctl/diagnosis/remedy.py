@@ -44,6 +44,9 @@ class RemedyKind(str, Enum):
     # A component the log says is too old ("please upgrade your client", "your version of
     # Transformers is out of date"): name = the component, value = the version it asks for.
     upgrade = "upgrade"
+    # An action the log asks for in words ("Please stop the apache2 program temporarily and then try
+    # again"): name = the action as the log says it.
+    stated = "stated"
 
 
 @dataclass(frozen=True)
@@ -185,8 +188,8 @@ _DIRECTORY_FOR_FILE = (
 # A port taken, and the number where the line states it (after the words that introduce it, so a
 # timestamp's minutes are no port).
 _PORT_TAKEN = re.compile(r"address already in use|\(98: Address in use\)|\bEADDRINUSE\b|already in use by another "
-                         r"process|port is already (?:in use|allocated)|could not bind\b", re.IGNORECASE)
-_PORT_NUMBER = re.compile(r"\b(?:bind|listen|address|port)\b.{0,40}?(?:\bport\s+|:|, |\s)(?P<port>\d{2,5})\b(?![.\d])",
+                         r"process|port is already (?:in use|allocated)|could not bind\b|already listening on (?:TCP |UDP )?port", re.IGNORECASE)
+_PORT_NUMBER = re.compile(r"\b(?:bind|listen|address|port)\b.{0,40}?(?:\bport\s+|:|, |\s)(?P<port>\d{2,5})\b(?!\d|\.\d)",
                           re.IGNORECASE)
 # A component too old, in the words that ask for a newer one.
 _UPGRADE = (
@@ -228,6 +231,14 @@ _DIRECTIVE = (
     re.compile(r"\b[Ss]et the [`'\"](?P<name>\w+)[`'\"] directive"),
     re.compile(r"\badd a corresponding [`'\"]?(?P<name>\w+)[`'\"]? directive"),
 )
+
+
+# An imperative the log addresses to its reader ("Please stop the apache2 program temporarily"); not
+# one that points elsewhere ("Please see the logfiles") or only asks to try again.
+_PLEASE = re.compile(r"\bplease,?\s+(?P<action>(?:stop|start|restart|remove|delete|disable|enable|kill|free|close|update"
+                     r"|upgrade|downgrade|reduce|increase|lower|raise|use|make sure|ensure|create|rename|move|change|set"
+                     r"|add|specify|provide|log ?in|authenticate|wait|install|reinstall|shut|select|choose)\b"
+                     r"[^.;!?]{2,160})", re.IGNORECASE)
 
 
 def named_remedies(lines: Iterable[str]) -> list[Remedy]:
@@ -307,8 +318,19 @@ def _in_line(line: str) -> list[Remedy]:
             if name not in _DEBUG_ONLY and not name.endswith(("_ERROR", "_FAILED", "_FAILURE")):
                 value = match.groupdict().get("value") or match.groupdict().get("to")
                 remedies.append(Remedy(RemedyKind.env, name, value.rstrip(".") if value else None))
-    # What the line itself offers comes first; a comparison only says which setting is at its limit.
-    return remedies + _compared_settings(line)
+    # What the line itself offers comes first; a comparison only says which setting is at its limit;
+    # an action asked for in words comes after what it names precisely.
+    # (once: not where it only asks for what a remedy already names, "please increase max_num_seqs").
+    named = remedies + _compared_settings(line)
+    stated = [Remedy(RemedyKind.stated, " ".join(match["action"].split()).rstrip(" ,"))
+              for match in _PLEASE.finditer(line)]
+    return named + [action for action in stated if not any(_spelled(known.name) in _spelled(action.name)
+                                                           for known in named)]
+
+
+def _spelled(name: str) -> str:
+    """A name as flags, settings and sentences share it: --max-num-seqs, max_num_seqs -> max_num_seqs."""
+    return name.strip("-").replace("-", "_").lower()
 
 
 def _os_remedies(line: str) -> list[Remedy]:

@@ -153,6 +153,8 @@ def placement(remedy: Remedy, service: str, port_keys: Mapping[int, str] | None 
                          "update the host's NVIDIA driver (`nvidia-smi` shows its version; `stackctl doctor` compares "
                          "it with what the image's CUDA needs)"
                          + (", or use an images.vllm built for the CUDA this driver supports" if engine else ""))
+    if remedy.kind is RemedyKind.stated:
+        return Placement(None, f"{remedy.name}, as the log asks")
     if remedy.kind is RemedyKind.command:
         return Placement(None, f"run `{remedy.name}` where {service} runs, as the log says")
     if remedy.kind is RemedyKind.directive:
