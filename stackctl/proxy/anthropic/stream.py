@@ -79,44 +79,68 @@ class AnthropicStream:
     async def relay(self, upstream: BackendStream) -> None:
         """Read one backend SSE stream, translate, send; ends with message_stop or `error`
         (or, in a web-search turn, with the turn's blocks closed). All the events of one
-        read go out in one write."""
+        read go out in one write; while the relay waits for the next read, each one is
+        translated and written from the read's own callback (ClientBody.write_now)."""
         translator = self.translator
         splitter = EventSplitter()
-        read = upstream.read
         done = False  # [DONE] came: what follows it is the body's end, read to keep the connection
-        try:
-            while data := await read():
-                out = b""
-                for payload in event_payloads(splitter.complete(data)):
-                    if payload is None:
+
+        def translated(data: bytes) -> bytes:
+            nonlocal done
+            out = b""
+            for payload in event_payloads(splitter.complete(data)):
+                if payload is None:
+                    continue
+                if payload[:1] != b"{":  # [DONE], an empty data line, or garbage
+                    payload = payload.strip()
+                    if not payload:
                         continue
-                    if payload[:1] != b"{":  # [DONE], an empty data line, or garbage
-                        payload = payload.strip()
-                        if not payload:
-                            continue
-                        if payload == b"[DONE]":
-                            out += translator.finish()
-                            done = True
-                            break
-                    try:
-                        chunk = decode_chunk(payload)
-                    except MalformedChunk:
-                        out += translator.fail(
-                            BackendError(
-                                "backend sent a malformed stream chunk", backend_status=502
-                            )
-                        )
+                    if payload == b"[DONE]":
+                        out += translator.finish()
+                        done = True
                         break
-                    out += translator.feed(chunk)
+                try:
+                    chunk = decode_chunk(payload)
+                except MalformedChunk:
+                    out += translator.fail(
+                        BackendError("backend sent a malformed stream chunk", backend_status=502)
+                    )
+                    break
+                out += translator.feed(chunk)
+            return out
+
+        emit = self._emit
+        assert emit is not None
+        timer = self.timer
+
+        def pass_on(data: bytes) -> bool:
+            if translator.turn_over or not emit.can_write_now():
+                return False  # the relay reads the body's end, or waits for the client
+            out = translated(data)
+            if out:
+                self._last_sent = time.monotonic()
+                timer.first_event()
+                emit.write_now(out)
+            return True
+
+        read = upstream.read
+        upstream.deliver_to(pass_on)
+        try:
+            while not translator.turn_over and (data := await read()):
+                if translator.turn_over:
+                    break  # the read's callback ended the turn: this is the body's end
+                out = translated(data)
                 if out:
                     await self.send(out)
-                if translator.turn_over:
-                    if done:
-                        await upstream.read_to_end()
-                    return
+            if translator.turn_over:
+                if done:
+                    await upstream.read_to_end()
+                return
         except StreamError as error:
             await self.send(translator.fail(self._broken(error)))
             return
+        finally:
+            upstream.deliver_to(None)
         if translator.saw_finish_reason:
             # Some servers end with finish_reason and no [DONE]; the reply is complete anyway.
             await self.send(translator.finish())

@@ -103,6 +103,10 @@ class BackendStream:
         self._silence = SilenceWatch(reply, read_timeout_s)
         self._released = False
 
+    def deliver_to(self, sink: Callable[[bytes], bool] | None) -> None:
+        """The per-token path: see ReplyConnection.deliver_to."""
+        self._reply.deliver_to(sink)
+
     async def aread(self) -> bytes:
         return await self._reply.read_all()
 

@@ -79,6 +79,10 @@ class ReplyConnection(asyncio.Protocol):
         self._waiter: asyncio.Future[None] | None = None
         self._head: asyncio.Future[None] = self._loop.create_future()
         self._paused = False
+        # Set by the relay (`deliver_to`): while it waits in `read()`, each part of the body
+        # goes to it from this callback, without waking its task.
+        self._sink: Callable[[bytes], bool] | None = None
+        self._parked = False  # the reader waits in read() with nothing unread
 
     # ---- asyncio.Protocol ----------------------------------------------------------------------
 
@@ -116,6 +120,16 @@ class ReplyConnection(asyncio.Protocol):
             self._head.set_result(None)
 
     def on_body(self, body: bytes) -> None:
+        if self._parked and self._sink is not None:
+            try:
+                taken = self._sink(body)
+            except Exception as error:  # noqa: BLE001 (a bug in the sink: `read()` raises it)
+                self._sink = None
+                self.set_exception(error)
+                return
+            if taken:
+                self.total_bytes += len(body)
+                return
         self._body.append(body)
         self._buffered += len(body)
         self.total_bytes += len(body)
@@ -133,6 +147,7 @@ class ReplyConnection(asyncio.Protocol):
 
     def _wake(self) -> None:
         waiter = self._waiter
+        self._parked = False  # what comes before the reader runs again must queue behind this
         if waiter is not None:
             self._waiter = None
             if not waiter.done():
@@ -160,6 +175,12 @@ class ReplyConnection(asyncio.Protocol):
         self._transport.write(request)
         await self._head
 
+    def deliver_to(self, sink: Callable[[bytes], bool] | None) -> None:
+        """While the reader waits in `read()`, hand each part of the body to `sink` as it
+        arrives, in order; a part that `sink` declines (False) is queued for `read()` instead,
+        as is everything after it until the reader waits again. None: no sink."""
+        self._sink = sink
+
     async def read(self) -> bytes:
         while not self._body:
             if self._error is not None:
@@ -167,7 +188,11 @@ class ReplyConnection(asyncio.Protocol):
             if self.complete:
                 return b""
             self._waiter = self._loop.create_future()
-            await self._waiter
+            self._parked = True
+            try:
+                await self._waiter
+            finally:
+                self._parked = False
         body, self._body, self._buffered = self._body, [], 0
         if self._paused and self._transport is not None:
             self._paused = False

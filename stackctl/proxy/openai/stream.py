@@ -29,6 +29,7 @@ class OpenAIRelay:
         try:
             await self._relay(emit)
         finally:
+            self.upstream.deliver_to(None)
             # Counted however the stream ends: a client that leaves right after `[DONE]`
             # cancels the relay before the body's end arrives.
             self._count_usage()
@@ -36,18 +37,33 @@ class OpenAIRelay:
     async def _relay(self, emit: Emit) -> None:
         splitter = EventSplitter()
         read, timer = self.upstream.read, self.timer
-        try:
-            while data := await read():
-                # Whole events only, all those of one read in one write.
-                block = strip_empty_tool_calls(splitter.complete(data))
-                if not block:
-                    continue
+
+        def edited(data: bytes) -> bytes:
+            # Whole events only, all those of one read in one write.
+            block = strip_empty_tool_calls(splitter.complete(data))
+            if block:
                 if _USAGE_MARK in block:
                     # Usage is cumulative (and on every chunk with continuous_usage_stats):
                     # only the last report counts.
                     self._usage_block = block
                 timer.first_event()
-                await emit(block)
+            return block
+
+        def pass_on(data: bytes) -> bool:
+            # The per-token path, from the backend read's callback (ClientBody.write_now).
+            if not emit.can_write_now():
+                return False
+            block = edited(data)
+            if block:
+                emit.write_now(block)
+            return True
+
+        self.upstream.deliver_to(pass_on)
+        try:
+            while data := await read():
+                block = edited(data)
+                if block:
+                    await emit(block)
         except StreamError as error:
             rest = splitter.rest()
             if rest:
