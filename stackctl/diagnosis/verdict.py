@@ -99,6 +99,7 @@ class Cause(str, Enum):
     nginx_upstream_host_unknown = "nginx-upstream-host-unknown"
     certbot_challenge_unreachable = "certbot-challenge-unreachable"
     certbot_dns_missing = "certbot-dns-missing"
+    certbot_challenge_not_this_host = "certbot-challenge-not-this-host"
     certbot_rate_limited = "certbot-rate-limited"
     certbot_port_80_busy = "certbot-port-80-busy"
     certbot_nginx_plugin_missing = "certbot-nginx-plugin-missing"

@@ -125,3 +125,49 @@ def test_certbot_not_naming_the_program_keeps_its_general_fix():
     diagnosis = _certbot("Port 443 is already in use by another process. This will prevent us from binding")
     assert diagnosis.fix.flag is None and "ss -ltnp 'sport = :443'" in diagnosis.fix.text
     assert "program" not in diagnosis.values
+
+
+# certbot's standalone hint (matrix-docker-ansible-deploy#1230: its server on port 8080 behind a forward).
+_STANDALONE_HINT = ("The Certificate Authority failed to download the challenge files from the temporary standalone "
+                    "webserver started by Certbot on port 8080. Ensure that the listed domains point to this machine "
+                    "and that it can accept inbound connections from the internet.")
+
+
+def test_certbots_hint_alone_is_the_names_dns_record_then_port_80_from_the_internet():
+    diagnosis = diagnose_log([_STANDALONE_HINT], _CERTBOT)
+    assert diagnosis is not None and diagnosis.cause is Cause.certbot_challenge_not_this_host
+    fix = diagnosis.fix
+    assert fix.key == "hostname" and "A record" in fix.text and "AAAA" in fix.text and "DNS propagation" in fix.text
+    assert "port 80 must be forwarded to 8080" in fix.text and "stackctl doctor" in fix.text
+    assert diagnosis.values == {"port": 8080}
+
+
+def test_certbots_hint_cut_by_a_terminal_and_followed_by_its_summary_is_still_the_hint():
+    # ansible-easy-vpn#248: cut mid-word, then "Some challenges have failed." (the unreachable class's
+    # consequence line) follows it; the reply was a missing A record.
+    hint = ("Hint: The Certificate Authority failed to download the challenge files from the               temporary "
+            "standalone webserver started by Certbot on port 80. Ensure that the li              sted domains point to "
+            "this machine and that it can accept inbound connections fr              om the internet.")
+    diagnosis = diagnose_log([hint, "", "Some challenges have failed."], _CERTBOT)
+    assert diagnosis.cause is Cause.certbot_challenge_not_this_host
+    assert "forwarded to" not in diagnosis.fix.text and diagnosis.values == {"port": 80}
+
+
+def test_the_reason_the_ca_gave_beside_the_hint_keeps_its_own_class():
+    # installation_guide's TLS notes: a timeout, then the nginx plugin's hint: the firewall's fix.
+    timeout = ("  Detail: 18.60.72.242: Fetching http://www.thirumal.com/.well-known/acme-challenge/5X3aRcZZoJOOChjfToF4"
+               "ovnPKmwvnOS2eD7JxhHgFXM: Timeout during connect (likely firewall problem)")
+    nginx_hint = ("Hint: The Certificate Authority failed to verify the temporary nginx configuration changes made by "
+                  "Certbot. Ensure the listed domains point to this nginx server and that it is accessible from the "
+                  "internet.")
+    assert diagnose_log([timeout, "", nginx_hint], _CERTBOT).cause is Cause.certbot_challenge_unreachable
+    assert diagnose_log([nginx_hint], _CERTBOT).cause is Cause.certbot_challenge_not_this_host
+    # A public setup log: NXDOMAIN, then the standalone hint: the missing record's fix.
+    nxdomain = ("  Detail: DNS problem: NXDOMAIN looking up A for directus.dbgi.org - check that a DNS record exists "
+                "for this domain")
+    assert diagnose_log([nxdomain, "", _STANDALONE_HINT], _CERTBOT).cause is Cause.certbot_dns_missing
+    # The webroot plugin's hint is about the webroot, not this class.
+    webroot = ("Hint: The Certificate Authority failed to download the temporary challenge files created by Certbot. "
+               "Ensure that the listed domains serve their content from the provided --webroot-path/-w and that files "
+               "created there can be downloaded from the internet.")
+    assert diagnose_log([webroot], _CERTBOT).cause is not Cause.certbot_challenge_not_this_host
