@@ -171,3 +171,42 @@ def test_the_reason_the_ca_gave_beside_the_hint_keeps_its_own_class():
                "Ensure that the listed domains serve their content from the provided --webroot-path/-w and that files "
                "created there can be downloaded from the internet.")
     assert diagnose_log([webroot], _CERTBOT).cause is not Cause.certbot_challenge_not_this_host
+
+
+_SUPERVISORD = DiagnosisContext(service="supervisord")
+_TAKEN = ("Error: Another program is already listening on a port that one of our HTTP servers is configured to use.  "
+          "Shut this program down first before starting supervisord.")
+# supervisor#459: the running supervisord as `ps aux` showed it.
+_PS_SUPERVISORD = ("ubuntu    1444  0.2  0.4  58920 10088 ?        Ss   14:53   0:32 /usr/bin/python "
+                   "/usr/local/bin/supervisord")
+
+
+def _supervisord(*lines: str):
+    diagnosis = diagnose_log(list(lines), _SUPERVISORD)
+    assert diagnosis is not None and diagnosis.cause is Cause.supervisor_port_taken
+    return diagnosis
+
+
+def test_supervisords_refusal_cut_by_a_terminal_checks_for_a_running_one_then_removes_the_stale_socket():
+    # my-memory's supervisor notes: the message wrapped after "HTTP"; a crashed supervisord's socket was the cause.
+    diagnosis = _supervisord("Starting supervisor:", "Error: Another program is already listening on a port that one of "
+                             "our HTTP", "servers is configured to use.")
+    text = diagnosis.fix.text
+    assert text.index("pgrep -a supervisord") < text.index("remove the stale socket file")
+    assert "`unlink` the file= of [unix_http_server]" in text and ".stackctl/supervisor/supervisor.sock" in text
+    assert "pid" not in diagnosis.values
+
+
+def test_a_supervisord_the_log_shows_running_is_used_or_stopped_and_its_socket_kept():
+    diagnosis = _supervisord(_PS_SUPERVISORD, _TAKEN)
+    assert diagnosis.values == {"pid": 1444} and "already runs (pid 1444)" in diagnosis.summary
+    text = diagnosis.fix.text
+    assert "supervisorctl -c THE_SAME_FILE shutdown" in text and "Do not remove its socket file" in text
+    assert "unlink" not in text
+
+
+def test_grep_finding_itself_or_a_killed_supervisord_is_not_one_running():
+    grep = "ubuntu    2051  0.0  0.0  14224  1016 pts/0    S+   15:02   0:00 grep --color=auto supervisord"
+    for lines in ((grep, _TAKEN), (_PS_SUPERVISORD, "$ kill 1444", _TAKEN)):
+        diagnosis = _supervisord(*lines)
+        assert "pid" not in diagnosis.values and "remove the stale socket file" in diagnosis.fix.text
