@@ -78,6 +78,7 @@ class Cause(str, Enum):
     # single requests to a running vLLM
     request_context_overflow = "request-context-overflow"
     system_message_position = "system-message-position"
+    roles_must_alternate = "roles-must-alternate"
     system_role_unsupported = "system-role-unsupported"
     client_anthropic_beta_header_rejected = "client-anthropic-beta-header-rejected"
     tool_parser_failure = "tool-parser-failure"

@@ -210,3 +210,38 @@ def test_grep_finding_itself_or_a_killed_supervisord_is_not_one_running():
     for lines in ((grep, _TAKEN), (_PS_SUPERVISORD, "$ kill 1444", _TAKEN)):
         diagnosis = _supervisord(*lines)
         assert "pid" not in diagnosis.values and "remove the stale socket file" in diagnosis.fix.text
+
+
+def _request(line: str):
+    diagnosis = diagnose_log([line], DiagnosisContext(service="vllm"))
+    assert diagnosis is not None
+    return diagnosis
+
+
+def test_roles_that_must_alternate_are_their_own_cause_with_the_merge_and_the_template():
+    # graphrag#564: vLLM relaying a Mistral template's refusal.
+    diagnosis = _request("ERROR 07-16 12:08:18 api_server.py:247] Error in applying chat template from request: "
+                         "Conversation roles must alternate user/assistant/user/assistant/...")
+    assert diagnosis.cause is Cause.roles_must_alternate
+    assert (diagnosis.fix.key, diagnosis.fix.flag) == ("vllm.extra_args", "--chat-template")
+    text = diagnosis.fix.text
+    assert "merge consecutive messages of one role" in text and "STACKCTL_PROXY_SYSTEM_PLACEMENT=front" in text
+
+
+def test_llama_cpps_template_quote_is_not_the_evidence_its_own_message_is():
+    # raycast-openai-translator#34: llama.cpp quotes the template source, then states the exception.
+    line = ('srv    operator(): got exception: {"error":{"code":500,"message":"\\n------------\\nWhile executing '
+            'CallExpression at line 19, column 27 in source:\\n...% 2 == 0) -%}↵        {{ raise_exception(\\"Conversation '
+            'roles must alternate user...\\n                                           ^\\nError: Jinja Exception: '
+            'Conversation roles must alternate user/assistant/user/assistant/...","type":"server_error"}}')
+    assert _request(line).cause is Cause.roles_must_alternate
+    # The template source alone (Mistral's chat template line), as a log quoting it shows it.
+    quote_only = "{{- raise_exception('Conversation roles must alternate user/assistant/user/assistant/...') }}"
+    quoted = diagnose_log([quote_only], DiagnosisContext(service="vllm"))
+    assert quoted is None or quoted.cause is not Cause.roles_must_alternate
+
+
+def test_a_system_message_out_of_place_keeps_its_placement_fix():
+    # A template's refusal as an OpenAI client relays it (heldout_round10's wally#77 log).
+    diagnosis = _request("400 System message must be at the beginning.")
+    assert diagnosis.cause is Cause.system_message_position and "--system-placement in-place" in diagnosis.fix.text
