@@ -96,9 +96,10 @@ _ONE_PER_CONFIGURATION = ("one supervisord per configuration: talk to the one th
 
 
 def _supervisor_port_taken(evidence: Evidence) -> Diagnosis:
-    """supervisord refuses to start when its HTTP server's port or unix socket answers: another
-    supervisord, or (before supervisord 3, which unlinks a socket nothing answers on) a socket file
-    a crashed or killed one left behind."""
+    """supervisord refuses to start when its HTTP server's port or unix socket is taken: another
+    supervisord, or a socket file a crashed or killed one left behind. supervisord 4 unlinks a socket
+    nothing answers on by itself ("Unlinking stale socket"), so on it the refusal usually means one
+    still runs: hence the check before the unlink."""
     killed = set(evidence.all_found(_KILLED, "pid"))
     pid = next((pid for pid in evidence.all_found(_RUNNING, "pid") if pid not in killed), "")
     if pid:
