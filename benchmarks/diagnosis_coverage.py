@@ -104,7 +104,10 @@ held-out set of real failure logs collected from other public reports and never 
   work; one of its 13 reports was dropped before measuring, an info-level retry line with a
   workaround applied through kubectl: 10/12 = 83.3%, own set then 1190/1190; the two misses were
   certbot's standalone challenge failing where DNS did not point to the host yet, and supervisord's
-  HTTP port held by a stale socket; rounds 16 to 20 together: 37/62 = 59.7%).
+  HTTP port held by a stale socket; rounds 16 to 20 together: 37/62 = 59.7%; its misses led to
+  certbot's challenge hint with no reason beside it read as a class of its own (the hostname's DNS
+  record, then port 80 from the internet) and supervisord's refusal read where a terminal wrapped
+  it, checking for a running supervisord before unlinking a stale socket: own set then 1204/1204).
 - held-out: tests/data/heldout_failures, the next round: logs from other reports, collected after
   the round before was built from, by a collector who saw neither the signatures nor that work;
   measured once. Each file's `# fix:` header lists what a right fix names (`key=`, `flag=`, `env=`:
