@@ -96,16 +96,21 @@ held-out set of real failure logs collected from other public reports and never 
   where the header asks for images.vllm, counted as a miss; rounds 16 to 19 together: 27/50 =
   54.0%; its misses led to certbot's older standalone wording read with the program it names, an
   image's failure naming the images key of the image the log names, and the fallback reading a
-  failure stated in words where a log has no error line: own set then 1190/1190).
-- held-out: tests/data/heldout_failures, round 20: 12 logs from 12 other reports (10 troubleshooting,
-  FAQ or notes documents inside GitHub repositories, a pool no earlier round drew on, and 2 GitHub
-  issues; docker and the NVIDIA toolkit 4, vLLM 3, nginx 2, certbot, Prometheus, supervisord),
-  collected while round 19's classes were being built, by a collector who saw neither the
-  signatures nor that work; one of its 13 reports was dropped before measuring (an info-level
-  retry line, with a workaround applied through kubectl); measured once: 10/12 = 83.3% (own set
-  then 1190/1190). The two misses: certbot's standalone challenge failing where DNS did not point
-  to the host yet, and supervisord's HTTP port held by a stale socket. Rounds 16 to 20 together:
-  37/62 = 59.7%. Each file's `# fix:` header lists what a right fix names (`key=`, `flag=`, `env=`:
+  failure stated in words where a log has no error line: own set then 1190/1190) and
+  tests/data/heldout_round20 (12 logs from 12 other reports: 10 troubleshooting, FAQ or notes
+  documents inside GitHub repositories, a pool no earlier round drew on, and 2 GitHub issues;
+  docker and the NVIDIA toolkit 4, vLLM 3, nginx 2, certbot, Prometheus, supervisord; collected
+  while round 19's classes were being built, by a collector who saw neither the signatures nor that
+  work; one of its 13 reports was dropped before measuring, an info-level retry line with a
+  workaround applied through kubectl: 10/12 = 83.3%, own set then 1190/1190; the two misses were
+  certbot's standalone challenge failing where DNS did not point to the host yet, and supervisord's
+  HTTP port held by a stale socket; rounds 16 to 20 together: 37/62 = 59.7%; its misses led to
+  certbot's challenge hint with no reason beside it read as a class of its own (the hostname's DNS
+  record, then port 80 from the internet) and supervisord's refusal read where a terminal wrapped
+  it, checking for a running supervisord before unlinking a stale socket: own set then 1204/1204).
+- held-out: tests/data/heldout_failures, the next round: logs from other reports, collected after
+  the round before was built from, by a collector who saw neither the signatures nor that work;
+  measured once. Each file's `# fix:` header lists what a right fix names (`key=`, `flag=`, `env=`:
   that field of the fix; `text=`: words in the fix sentence); any one suffices. The class in the
   file name is only a label: a fix reached by another class, or by the fallback reading the remedy
   the log names, counts the same.

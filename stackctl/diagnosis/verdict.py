@@ -78,6 +78,7 @@ class Cause(str, Enum):
     # single requests to a running vLLM
     request_context_overflow = "request-context-overflow"
     system_message_position = "system-message-position"
+    roles_must_alternate = "roles-must-alternate"
     system_role_unsupported = "system-role-unsupported"
     client_anthropic_beta_header_rejected = "client-anthropic-beta-header-rejected"
     tool_parser_failure = "tool-parser-failure"
@@ -99,6 +100,7 @@ class Cause(str, Enum):
     nginx_upstream_host_unknown = "nginx-upstream-host-unknown"
     certbot_challenge_unreachable = "certbot-challenge-unreachable"
     certbot_dns_missing = "certbot-dns-missing"
+    certbot_challenge_not_this_host = "certbot-challenge-not-this-host"
     certbot_rate_limited = "certbot-rate-limited"
     certbot_port_80_busy = "certbot-port-80-busy"
     certbot_nginx_plugin_missing = "certbot-nginx-plugin-missing"

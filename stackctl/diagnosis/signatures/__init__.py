@@ -2,6 +2,7 @@
 
 from stackctl.diagnosis.signature import Signature
 from stackctl.diagnosis.signatures import (
+    acme_challenges,
     arguments,
     chat_requests,
     clients,
@@ -47,6 +48,7 @@ SIGNATURES: tuple[Signature, ...] = (
     *engine_builds.SIGNATURES,
     *connectivity.SIGNATURES,
     *web.SIGNATURES,
+    *acme_challenges.SIGNATURES,
     *nginx_servers.SIGNATURES,
     *setup_files.SIGNATURES,
     *newer_services.SIGNATURES,

@@ -1,6 +1,6 @@
 """A running vLLM refusing requests for reasons of its own setup: a chat template that wants each
-message's content as a string while the request sends OpenAI's list of parts, and an API key the
-client did not send."""
+message's content as a string while the request sends OpenAI's list of parts, one that wants user
+and assistant turns strictly alternating, and an API key the client did not send."""
 
 from __future__ import annotations
 
@@ -44,7 +44,31 @@ def _vllm_unauthorized(evidence: Evidence) -> Diagnosis:
                  severity=Severity.advisory, **({"route": route} if route else {}))
 
 
+def _roles_must_alternate(evidence: Evidence) -> Diagnosis:
+    """Mistral's, Gemma's and Llama 2's templates raise on two user (or two assistant) messages in a
+    row, and on a system message anywhere but first: a client's shape of conversation, not a
+    system message's place alone."""
+    return found(evidence, Cause.roles_must_alternate,
+                 "a client sent messages this model's chat template refuses: after at most one system message first, "
+                 "it wants user and assistant turns strictly alternating, and got two of one role in a row",
+                 Fix("the client (or a gateway in front of vLLM) must send one system message first and merge "
+                     "consecutive messages of one role into one (two user messages in a row become one); the "
+                     "filter-proxy merges no turns for it: an OpenAI client's messages pass as sent, and an Anthropic "
+                     "client's inline system text after an assistant turn becomes a user message of its own "
+                     "(STACKCTL_PROXY_SYSTEM_PLACEMENT=front on the filter-proxy moves it into the leading system "
+                     "message instead). Or give vLLM a chat template that accepts consecutive roles (--chat-template "
+                     f"FILE in {_EXTRA_ARGS}: the model's template without its raise_exception on alternation), or "
+                     "serve a model whose template has no such rule (Qwen3's)", key=_EXTRA_ARGS, flag="--chat-template"),
+                 severity=Severity.advisory)
+
+
 SIGNATURES: tuple[Signature, ...] = (
+    # The template's own message, as vLLM, jinja2, llama.cpp and clients relay it; never the
+    # template source llama.cpp quotes beside it (`raise_exception('Conversation roles ...`), which
+    # the message itself follows.
+    signature(Cause.roles_must_alternate,
+              r"(?<!raise_exception\(')(?<!raise_exception\(\")(?<!raise_exception\(\\\")"
+              r"Conversation roles must alternate user/assistant", _roles_must_alternate),
     # Python's words when a template adds a list to a string, as vLLM (and transformers) relay them.
     signature(Cause.chat_template_content_format, r"can only concatenate str \(not \\?\"list\\?\"\) to str",
               _chat_template_content_format),

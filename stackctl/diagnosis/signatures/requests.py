@@ -54,6 +54,7 @@ REQUEST_CAUSES = frozenset({
     Cause.request_context_overflow, Cause.system_message_position, Cause.tool_parser_failure,
     Cause.chat_template_missing, Cause.auto_tool_choice_disabled, Cause.served_model_mismatch,
     Cause.tool_choice_without_tools, Cause.prompt_exceeds_batched_tokens, Cause.system_role_unsupported,
+    Cause.roles_must_alternate,
 })
 # Not counted there: a refusal vLLM logs only as its access line's 400 (request_refused_unlogged),
 # which every other refusal above also leaves behind.
@@ -201,15 +202,6 @@ def _request_refused_unlogged(evidence: Evidence) -> Diagnosis:
 
 
 def _system_message_position(evidence: Evidence) -> Diagnosis:
-    if "alternate" in evidence.line.lower():
-        return found(evidence, Cause.system_message_position,
-                     "a client sent messages this model's chat template refuses: after at most one system message "
-                     "first, it wants user and assistant turns strictly alternating",
-                     Fix("clients must send one system message first (merge the others into it), then user and "
-                         "assistant messages that alternate (never two user or two assistant messages in a row); Anthropic clients through the filter-proxy get that "
-                         "(it places inline system text in place); or give vLLM a chat template that accepts them "
-                         "(--chat-template in vllm.extra_args)", key="vllm.extra_args", flag="--chat-template"),
-                     severity=Severity.advisory)
     return found(evidence, Cause.system_message_position,
                  "a client sent a system message after the first one, which this model's chat template refuses",
                  Fix("fix the system message placement: Anthropic clients (Claude Code) through the filter-proxy never "
@@ -293,9 +285,7 @@ SIGNATURES: tuple[Signature, ...] = (
     # Before the window wording below, which also matches it: the scheduler's limit may be the batch budget.
     signature(Cause.prompt_exceeds_batched_tokens, _SCHEDULER_LIMIT.pattern, _prompt_exceeds_batched_tokens),
     signature(Cause.request_context_overflow, _OVERFLOW, _request_context_overflow),
-    signature(Cause.system_message_position,
-              r"System message must be at the beginning|[Cc]onversation roles must alternate user/assistant",
-              _system_message_position),
+    signature(Cause.system_message_position, r"System message must be at the beginning", _system_message_position),
     # The template's raise_exception, as vLLM, jinja2 and the clients relaying it word it.
     signature(Cause.system_role_unsupported, r"System role not supported", _system_role_unsupported),
     # vLLM's wording, and OpenAI's (relayed by clients and gateways).

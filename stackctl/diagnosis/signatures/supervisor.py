@@ -79,17 +79,42 @@ def _supervisor_not_running(evidence: Evidence) -> Diagnosis:
                  **({"socket": socket} if socket else {}))
 
 
+# A supervisord the log shows running: a `ps`/`pgrep -a` line of its process (not grep's own line).
+_RUNNING = re.compile(r"^\s*(?:\S+\s+)?(?P<pid>\d+)\s+(?!.*\bgrep\b).*\bsupervisord\b")
+_KILLED = re.compile(r"\bkill(?:\s+-\S+)*\s+(?P<pid>\d+)")
+# Where supervisord's unix socket is: stackctl's native stack, pip's default, Debian's package.
+_SOCKET_PATHS = ("stackctl's native stack: .stackctl/supervisor/supervisor.sock in the stack directory (a "
+                 "/tmp/stackctl-supervisor-*.sock where that path is too long); pip's default /tmp/supervisor.sock; "
+                 "Debian's package /var/run/supervisor.sock")
+_ONE_PER_CONFIGURATION = ("one supervisord per configuration: talk to the one that runs with `supervisorctl -c "
+                          "THE_SAME_FILE` instead of starting another (natively `stackctl status`/`down` do), or stop it "
+                          "(`supervisorctl -c THE_SAME_FILE shutdown`; natively `stackctl down`). A second supervisord "
+                          "needs its own port and socket file in its supervisord.conf (the file= of [unix_http_server], "
+                          "a sock file path no other supervisord uses). Package installs read "
+                          "/etc/supervisor/supervisord.conf, pip's /etc/supervisord.conf: pass -c (or symlink one to the "
+                          "other) so both commands read one configuration file")
+
+
 def _supervisor_port_taken(evidence: Evidence) -> Diagnosis:
+    """supervisord refuses to start when its HTTP server's port or unix socket is taken: another
+    supervisord, or a socket file a crashed or killed one left behind. supervisord 4 unlinks a socket
+    nothing answers on by itself ("Unlinking stale socket"), so on it the refusal usually means one
+    still runs: hence the check before the unlink."""
+    killed = set(evidence.all_found(_KILLED, "pid"))
+    pid = next((pid for pid in evidence.all_found(_RUNNING, "pid") if pid not in killed), "")
+    if pid:
+        return found(evidence, Cause.supervisor_port_taken,
+                     f"supervisord will not start: a supervisord already runs (pid {pid}) and holds the port or socket "
+                     "its configuration names",
+                     Fix(f"{_ONE_PER_CONFIGURATION}. Do not remove its socket file: that leaves the running one "
+                         "unreachable and a second one started beside it"), pid=int(pid))
     return found(evidence, Cause.supervisor_port_taken,
                  "supervisord will not start: another program, usually a supervisord already running, holds the port "
-                 "or socket its configuration names",
-                 Fix("one supervisord per configuration: if one already runs (`pgrep -a supervisord`), talk to it with "
-                     "`supervisorctl -c THE_SAME_FILE` instead of starting another (natively `stackctl status`/`down` "
-                     "do); a second supervisord needs its own port and socket file in its supervisord.conf (the file= of "
-                     "[unix_http_server], a sock file path no other supervisord uses). Package "
-                     "installs read /etc/supervisor/supervisord.conf, pip's /etc/supervisord.conf: pass -c (or "
-                     "symlink one to the other) so both commands read one configuration file. Only if none runs, "
-                     "remove the stale socket (`unlink /tmp/supervisor.sock`)"))
+                 "or socket its configuration names, or a stale socket file a crashed supervisord left is in the way",
+                 Fix("first check whether a supervisord runs (`pgrep -a supervisord`); if one does, "
+                     f"{_ONE_PER_CONFIGURATION}. Only if none runs, remove the stale socket file (`unlink` the file= of "
+                     f"[unix_http_server]; {_SOCKET_PATHS}) and start again; a port of [inet_http_server] held by "
+                     "another program is named by `ss -ltnp`"))
 
 
 _HTTP_SOCKET = re.compile(r"Cannot open an HTTP server: socket\.error reported (?:errno\.)?(?P<errno>E[A-Z]+)")
@@ -167,8 +192,9 @@ SIGNATURES: tuple[Signature, ...] = (
               r"|https?://[\w.-]+:\d+ refused connection", _supervisor_not_running, CONSEQUENCE),
     signature(Cause.supervisor_http_socket, r"Cannot open an HTTP server: socket\.error reported (?!errno\.EADDRINUSE)",
               _supervisor_http_socket),
-    signature(Cause.supervisor_port_taken, r"(?:An)?other program is already listening on a port that one of our HTTP "
-              r"servers", _supervisor_port_taken),
+    # The message read even where a terminal cut it after "HTTP".
+    signature(Cause.supervisor_port_taken, r"(?:An)?other program is already listening on a port that one of our\b",
+              _supervisor_port_taken),
     signature(Cause.supervisor_gave_up, r"exited: [\w.-]+ \(exit status \d+; not expected\)", _supervisor_gave_up,
               ADVISORY + 1),
 )

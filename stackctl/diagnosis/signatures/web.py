@@ -1,7 +1,8 @@
 """nginx and certbot: a certificate nginx cannot load (missing, or there but not PEM; or one its key does not match), two server
 blocks claiming one listen socket, an upstream (the filter-proxy) down, slow, unknown or sending
 headers over nginx's buffer, a request body over nginx's limit, and the ACME challenges certbot
-cannot complete (port 80, or 443 for the old tls-sni challenge, taken; unreachable; rate limited)."""
+cannot complete (port 80, or 443 for the old tls-sni challenge, taken; rate limited; what the CA
+says about fetching the challenge is acme_challenges')."""
 
 from __future__ import annotations
 
@@ -206,32 +207,6 @@ def _nginx_no_resolver(evidence: Evidence) -> Diagnosis:
                  **({"host": host} if host else {}))
 
 
-_ACME_DOMAIN = re.compile(r"Domain: (?P<domain>\S+)|for domain (?P<challenge>\S+)"
-                          r"|Failed authorization procedure\. ?(?P<procedure>[\w.-]+) \(http-01\)")
-
-
-def _certbot_challenge_unreachable(evidence: Evidence) -> Diagnosis:
-    domain = next(iter(evidence.all_found(_ACME_DOMAIN, "domain") or evidence.all_found(_ACME_DOMAIN, "challenge")
-                       or evidence.all_found(_ACME_DOMAIN, "procedure")), "")
-    return found(evidence, Cause.certbot_challenge_unreachable,
-                 f"Let's Encrypt could not fetch the HTTP challenge for {domain or 'the hostname'} from this host",
-                 Fix("the hostname in stack.yaml must resolve to this host's public address and port 80 must be "
-                     "open to the internet (firewall, cloud security group, router forwarding) with nginx serving "
-                     "it (ports.http); then `stackctl up` again", key="hostname"),
-                 **({"domain": domain} if domain else {}))
-
-
-def _certbot_dns_missing(evidence: Evidence) -> Diagnosis:
-    domain = evidence.read(re.compile(r"NXDOMAIN looking up (?:A|AAAA) for (?P<domain>[\w.-]+\w)")).get("domain", "")
-    return found(evidence, Cause.certbot_dns_missing,
-                 f"{domain or 'the hostname'} has no DNS record, so Let's Encrypt cannot validate it",
-                 Fix("create a DNS record for hostname: an A record (and/or AAAA) pointing at this host's public "
-                     "address, at the DNS provider of the domain; wait for it to resolve (`dig +short NAME`: a new "
-                     "record takes minutes to propagate, and certbot sees NXDOMAIN until then), or fix a typo in "
-                     "hostname in stack.yaml; then `stackctl up`",
-                     key="hostname"), **({"domain": domain} if domain else {}))
-
-
 def _certbot_rate_limited(evidence: Evidence) -> Diagnosis:
     retry = evidence.read(re.compile(r"retry after (?P<after>[\d-]+ [\d:]+ UTC)")).get("after")
     when = f"after {retry}" if retry else "later (Let's Encrypt's limits reset within a week)"
@@ -369,13 +344,6 @@ SIGNATURES: tuple[Signature, ...] = (
     signature(Cause.nginx_body_too_large, r"client intended to send too large body|\b413 Request Entity Too Large",
               _nginx_body_too_large),
     signature(Cause.nginx_upstream_host_unknown, r"host not found in upstream", _nginx_upstream_host_unknown),
-    signature(Cause.certbot_challenge_unreachable,
-              r"Timeout during connect|Invalid response from https?://\S+/\.well-known/acme-challenge"
-              r"|Connection refused.*acme-challenge|The server could not connect to the client to verify the domain",
-              _certbot_challenge_unreachable),
-    signature(Cause.certbot_challenge_unreachable, r"Certbot failed to authenticate some domains|Some challenges have "
-              r"failed", _certbot_challenge_unreachable, CONSEQUENCE),
-    signature(Cause.certbot_dns_missing, r"DNS problem: NXDOMAIN looking up (?:A|AAAA) for", _certbot_dns_missing),
     signature(Cause.certbot_rate_limited,
               r"too many certificates (?:\(\d+\) )?already issued|error:rateLimited|rateLimited ::",
               _certbot_rate_limited),

@@ -203,7 +203,7 @@ def test_the_collection_covers_every_class_with_real_logs():
 
     covered = {expect.cause for expect in EXPECTED.values()}
     covered |= {Cause[expected_class(path)] for path in SERVICE_FAILURES.glob("*.log")}
-    request_time = {Cause.auto_tool_choice_disabled, Cause.served_model_mismatch}
+    request_time = {Cause.auto_tool_choice_disabled, Cause.served_model_mismatch, Cause.roles_must_alternate}
     # The CPU engine's own head-size refusal is covered by the engine tests that produce it; the
     # fallback's reading is what no signature knows.
     # Round 10's Grafana 12 refused core plugin: its only real log so far is the round's own

@@ -63,6 +63,7 @@ BY_CLASS: dict[Cause, Expect] = {
     C.nginx_upstream_host_unknown: Expect("hosts", says=("getent hosts",)),
     C.certbot_challenge_unreachable: Expect("hostname", says=("port 80",)),
     C.certbot_dns_missing: Expect("hostname", says=("an A record (and/or AAAA)",)),
+    C.certbot_challenge_not_this_host: Expect("hostname", says=("the A record", "port 80 must be reachable")),
     C.certbot_rate_limited: Expect("letsencrypt_dir", says=("retry",)),
     C.prometheus_storage_permission: Expect("images.prometheus", says=("65534",)),
     C.prometheus_storage_locked: Expect(says=("other Prometheus", "NFS")),
@@ -345,6 +346,7 @@ VALUES: dict[str, dict] = {
 LOGS = sorted(SERVICE_FAILURES.glob("*.log"))
 # A held-out round's label (its collector's words) for a class built from that log and another report.
 ROUND_LABELS = {"cuda_graph_capture_regression": "cuda_graph_capture_failed",
+                "certbot_standalone_challenge_dns_not_propagated": "certbot_challenge_not_this_host",
                 "grafana_plugin_preinstall_sync_unreachable": "grafana_plugin_install_failed",
                 "image_entrypoint_prepended": "image_entrypoint_doubled",
                 "nginx_options_ssl_include_missing": "nginx_certbot_include_missing",

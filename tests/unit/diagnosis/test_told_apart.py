@@ -125,3 +125,123 @@ def test_certbot_not_naming_the_program_keeps_its_general_fix():
     diagnosis = _certbot("Port 443 is already in use by another process. This will prevent us from binding")
     assert diagnosis.fix.flag is None and "ss -ltnp 'sport = :443'" in diagnosis.fix.text
     assert "program" not in diagnosis.values
+
+
+# certbot's standalone hint (matrix-docker-ansible-deploy#1230: its server on port 8080 behind a forward).
+_STANDALONE_HINT = ("The Certificate Authority failed to download the challenge files from the temporary standalone "
+                    "webserver started by Certbot on port 8080. Ensure that the listed domains point to this machine "
+                    "and that it can accept inbound connections from the internet.")
+
+
+def test_certbots_hint_alone_is_the_names_dns_record_then_port_80_from_the_internet():
+    diagnosis = diagnose_log([_STANDALONE_HINT], _CERTBOT)
+    assert diagnosis is not None and diagnosis.cause is Cause.certbot_challenge_not_this_host
+    fix = diagnosis.fix
+    assert fix.key == "hostname" and "A record" in fix.text and "AAAA" in fix.text and "DNS propagation" in fix.text
+    assert "port 80 must be forwarded to 8080" in fix.text and "stackctl doctor" in fix.text
+    assert diagnosis.values == {"port": 8080}
+
+
+def test_certbots_hint_cut_by_a_terminal_and_followed_by_its_summary_is_still_the_hint():
+    # ansible-easy-vpn#248: cut mid-word, then "Some challenges have failed." (the unreachable class's
+    # consequence line) follows it; the reply was a missing A record.
+    hint = ("Hint: The Certificate Authority failed to download the challenge files from the               temporary "
+            "standalone webserver started by Certbot on port 80. Ensure that the li              sted domains point to "
+            "this machine and that it can accept inbound connections fr              om the internet.")
+    diagnosis = diagnose_log([hint, "", "Some challenges have failed."], _CERTBOT)
+    assert diagnosis.cause is Cause.certbot_challenge_not_this_host
+    assert "forwarded to" not in diagnosis.fix.text and diagnosis.values == {"port": 80}
+
+
+def test_the_reason_the_ca_gave_beside_the_hint_keeps_its_own_class():
+    # installation_guide's TLS notes: a timeout, then the nginx plugin's hint: the firewall's fix.
+    timeout = ("  Detail: 18.60.72.242: Fetching http://www.thirumal.com/.well-known/acme-challenge/5X3aRcZZoJOOChjfToF4"
+               "ovnPKmwvnOS2eD7JxhHgFXM: Timeout during connect (likely firewall problem)")
+    nginx_hint = ("Hint: The Certificate Authority failed to verify the temporary nginx configuration changes made by "
+                  "Certbot. Ensure the listed domains point to this nginx server and that it is accessible from the "
+                  "internet.")
+    assert diagnose_log([timeout, "", nginx_hint], _CERTBOT).cause is Cause.certbot_challenge_unreachable
+    assert diagnose_log([nginx_hint], _CERTBOT).cause is Cause.certbot_challenge_not_this_host
+    # A public setup log: NXDOMAIN, then the standalone hint: the missing record's fix.
+    nxdomain = ("  Detail: DNS problem: NXDOMAIN looking up A for directus.dbgi.org - check that a DNS record exists "
+                "for this domain")
+    assert diagnose_log([nxdomain, "", _STANDALONE_HINT], _CERTBOT).cause is Cause.certbot_dns_missing
+    # The webroot plugin's hint is about the webroot, not this class.
+    webroot = ("Hint: The Certificate Authority failed to download the temporary challenge files created by Certbot. "
+               "Ensure that the listed domains serve their content from the provided --webroot-path/-w and that files "
+               "created there can be downloaded from the internet.")
+    assert diagnose_log([webroot], _CERTBOT).cause is not Cause.certbot_challenge_not_this_host
+
+
+_SUPERVISORD = DiagnosisContext(service="supervisord")
+_TAKEN = ("Error: Another program is already listening on a port that one of our HTTP servers is configured to use.  "
+          "Shut this program down first before starting supervisord.")
+# supervisor#459: the running supervisord as `ps aux` showed it.
+_PS_SUPERVISORD = ("ubuntu    1444  0.2  0.4  58920 10088 ?        Ss   14:53   0:32 /usr/bin/python "
+                   "/usr/local/bin/supervisord")
+
+
+def _supervisord(*lines: str):
+    diagnosis = diagnose_log(list(lines), _SUPERVISORD)
+    assert diagnosis is not None and diagnosis.cause is Cause.supervisor_port_taken
+    return diagnosis
+
+
+def test_supervisords_refusal_cut_by_a_terminal_checks_for_a_running_one_then_removes_the_stale_socket():
+    # my-memory's supervisor notes: the message wrapped after "HTTP"; a crashed supervisord's socket was the cause.
+    diagnosis = _supervisord("Starting supervisor:", "Error: Another program is already listening on a port that one of "
+                             "our HTTP", "servers is configured to use.")
+    text = diagnosis.fix.text
+    assert text.index("pgrep -a supervisord") < text.index("remove the stale socket file")
+    assert "`unlink` the file= of [unix_http_server]" in text and ".stackctl/supervisor/supervisor.sock" in text
+    assert "pid" not in diagnosis.values
+
+
+def test_a_supervisord_the_log_shows_running_is_used_or_stopped_and_its_socket_kept():
+    diagnosis = _supervisord(_PS_SUPERVISORD, _TAKEN)
+    assert diagnosis.values == {"pid": 1444} and "already runs (pid 1444)" in diagnosis.summary
+    text = diagnosis.fix.text
+    assert "supervisorctl -c THE_SAME_FILE shutdown" in text and "Do not remove its socket file" in text
+    assert "unlink" not in text
+
+
+def test_grep_finding_itself_or_a_killed_supervisord_is_not_one_running():
+    grep = "ubuntu    2051  0.0  0.0  14224  1016 pts/0    S+   15:02   0:00 grep --color=auto supervisord"
+    for lines in ((grep, _TAKEN), (_PS_SUPERVISORD, "$ kill 1444", _TAKEN)):
+        diagnosis = _supervisord(*lines)
+        assert "pid" not in diagnosis.values and "remove the stale socket file" in diagnosis.fix.text
+
+
+def _request(line: str):
+    diagnosis = diagnose_log([line], DiagnosisContext(service="vllm"))
+    assert diagnosis is not None
+    return diagnosis
+
+
+def test_roles_that_must_alternate_are_their_own_cause_with_the_merge_and_the_template():
+    # graphrag#564: vLLM relaying a Mistral template's refusal.
+    diagnosis = _request("ERROR 07-16 12:08:18 api_server.py:247] Error in applying chat template from request: "
+                         "Conversation roles must alternate user/assistant/user/assistant/...")
+    assert diagnosis.cause is Cause.roles_must_alternate
+    assert (diagnosis.fix.key, diagnosis.fix.flag) == ("vllm.extra_args", "--chat-template")
+    text = diagnosis.fix.text
+    assert "merge consecutive messages of one role" in text and "STACKCTL_PROXY_SYSTEM_PLACEMENT=front" in text
+
+
+def test_llama_cpps_template_quote_is_not_the_evidence_its_own_message_is():
+    # raycast-openai-translator#34: llama.cpp quotes the template source, then states the exception.
+    line = ('srv    operator(): got exception: {"error":{"code":500,"message":"\\n------------\\nWhile executing '
+            'CallExpression at line 19, column 27 in source:\\n...% 2 == 0) -%}↵        {{ raise_exception(\\"Conversation '
+            'roles must alternate user...\\n                                           ^\\nError: Jinja Exception: '
+            'Conversation roles must alternate user/assistant/user/assistant/...","type":"server_error"}}')
+    assert _request(line).cause is Cause.roles_must_alternate
+    # The template source alone (Mistral's chat template line), as a log quoting it shows it.
+    quote_only = "{{- raise_exception('Conversation roles must alternate user/assistant/user/assistant/...') }}"
+    quoted = diagnose_log([quote_only], DiagnosisContext(service="vllm"))
+    assert quoted is None or quoted.cause is not Cause.roles_must_alternate
+
+
+def test_a_system_message_out_of_place_keeps_its_placement_fix():
+    # A template's refusal as an OpenAI client relays it (heldout_round10's wally#77 log).
+    diagnosis = _request("400 System message must be at the beginning.")
+    assert diagnosis.cause is Cause.system_message_position and "--system-placement in-place" in diagnosis.fix.text

@@ -39,8 +39,8 @@ EXPECTED = {
                                                        "`stackctl up`"]),
     "context_overflow__grounded-rl-issue-16": (400, ["(10127 tokens) does not fit the 8192-token window",
                                                      "vllm.max_model_len"]),
-    "system_message_position__autogen-issue-1037": (400, ["strictly alternating", "--chat-template"]),
-    "system_message_position__conversations-issue-197": (400, ["merge the system messages into the first one"]),
+    "roles_must_alternate__autogen-issue-1037": (400, ["strictly alternating", "--chat-template"]),
+    "roles_must_alternate__conversations-issue-197": (400, ["merge the system messages into the first one"]),
     "chat_template_missing__qwen3-omni-issue-105": (400, ["no chat template", "--chat-template in vllm.extra_args"]),
     "chat_template_missing__seed-x-7b-issue-7": (400, ["no chat template", "instruct variant"]),
 }
