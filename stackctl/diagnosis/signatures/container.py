@@ -2,7 +2,7 @@
 CUDA newer than the driver, no NVIDIA runtime or CDI spec, no driver loaded on the host, a driver
 upgraded under a running kernel module, an image for another CPU, an image that cannot be pulled
 (or not now: Docker Hub's rate limit), Docker itself out of reach or out of disk or without the kernel modules its bridge needs, a bind mount that
-needs shared propagation, a Compose too old for GPU reservations, a GPU index the host lacks, and a
+needs shared propagation, NVML denied the GPU's device nodes (SELinux), a Compose too old for GPU reservations, a GPU index the host lacks, and a
 toolkit too old for cgroup v2."""
 
 from __future__ import annotations
@@ -93,6 +93,25 @@ def _no_gpu_runtime(evidence: Evidence) -> Diagnosis:
                      "cannot use the host's toolkit: remove the snap Docker (`sudo snap remove docker`) and install "
                      "docker-ce from Docker's repository. A host without an NVIDIA GPU runs the CPU stack: "
                      "`hardware: cpu`, `model: tiny`"))
+
+
+def _nvml_insufficient_permissions(evidence: Evidence) -> Diagnosis:
+    """NVML loaded inside the container (the runtime gave it the libraries) but may not open the GPU's
+    device nodes: most often SELinux, whose container label keeps a confined process from /dev/nvidia*
+    (Fedora, RHEL and their kin enforce it), else a rootless engine whose user lacks the nodes' group."""
+    return found(evidence, Cause.nvml_insufficient_permissions,
+                 "NVML runs inside the container but may not open the GPU's device nodes (Insufficient "
+                 "Permissions): on a host with SELinux enforcing, the container's label keeps it from /dev/nvidia*",
+                 Fix("the toolkit works (NVML loaded); SELinux denies the container the devices: check `getenforce` "
+                     "(Enforcing) and `sudo ausearch -m avc -ts recent`. Run the GPU container with SELinux "
+                     "labelling off for it: `security_opt: [label=disable]` on the service in Compose (`docker run "
+                     "--security-opt label=disable`; stackctl has no stack.yaml key for it: add it to the vllm and "
+                     "gpu-exporter services with an override file passed to `docker compose -f`), or let containers "
+                     "use the GPU host-wide with `sudo setsebool -P container_use_devices on` (newer container-selinux: "
+                     "container_use_xserver_devices, the label of /dev/nvidia*); `--privileged` also "
+                     "works but grants far more. Under rootless Podman or Docker the device nodes' group must be "
+                     "kept (`--group-add keep-groups`, or the gid in the CDI spec). Do not switch SELinux off for the "
+                     "whole host"))
 
 
 def _container_without_gpu(evidence: Evidence) -> Diagnosis:
@@ -369,10 +388,12 @@ SIGNATURES: tuple[Signature, ...] = (
     signature(Cause.mount_propagation, r"is mounted on /?\S* ?but it is not a (?:shared|shared or slave) mount",
               _mount_propagation),
     signature(Cause.gpu_access_lost, r"Failed to initialize NVML: Unknown Error", _gpu_access_lost),
+    signature(Cause.nvml_insufficient_permissions, r"Failed to initialize NVML: Insufficient Permissions",
+              _nvml_insufficient_permissions),
     # Inside a container, no NVML and no nvidia-smi: the NVIDIA runtime did not hand it the GPU. A
     # driver/library mismatch says so on the same line and wins (its own signature, earlier).
     signature(Cause.no_gpu_runtime,
-              r"Cannot init NVML library|Failed to initialize NVML(?!: (?:Unknown Error|Driver/library))"
+              r"Cannot init NVML library|Failed to initialize NVML(?!: (?:Unknown Error|Driver/library|Insufficient Permissions))"
               r"|nvidia-smi:? (?:command )?not found"
               # The NGC and nvidia/cuda images' banner when started without the NVIDIA runtime.
               r"|The NVIDIA Driver was not detected\.\s+GPU functionality will not be available"

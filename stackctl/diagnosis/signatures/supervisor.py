@@ -68,15 +68,39 @@ def _supervisor_not_running(evidence: Evidence) -> Diagnosis:
                          "its [supervisorctl] serverurl must name the port of supervisord.conf's [inet_http_server] "
                          "(or its unix socket)"), url=url)
     socket = evidence.read(re.compile(r"unix://(?P<socket>\S+?\.sock)")).get("socket", "")
-    return found(evidence, Cause.supervisor_not_running,
-                 f"supervisorctl finds no supervisord: its socket {socket or ''} does not exist, so supervisord is not "
-                 "running (or was started with another configuration)".replace("  ", " "),
+    at = f" at {socket}" if socket else ""
+    killed = set(evidence.all_found(_KILLED, "pid"))
+    pid = next((pid for pid in evidence.all_found(_RUNNING, "pid") if pid not in killed), "")
+    if pid:
+        return found(evidence, Cause.supervisor_not_running,
+                     f"supervisorctl finds no supervisord{at}, but one runs (pid {pid}): it was started with another "
+                     "configuration file, whose socket is elsewhere",
+                     Fix(f"{_SAME_CONFIGURATION}. For the native stack, `stackctl status` and `stackctl down` talk to "
+                         "its supervisord for you"), pid=int(pid), **({"socket": socket} if socket else {}))
+    refused = "refused" in evidence.line.lower() or "Errno 111" in evidence.line
+    what = ("its socket file is there but nothing answers on it: supervisord stopped (crashed or was killed) and left "
+            "it" if refused else
+            f"its socket{at or ''} does not exist: supervisord is not running, runs with another configuration, or "
+            "the configuration has no [unix_http_server] section to create the socket")
+    return found(evidence, Cause.supervisor_not_running, f"supervisorctl finds no supervisord{at}: {what}",
                  Fix("start supervisord: for the native stack, `stackctl up` starts it with the stack's own "
                      "configuration and socket, under .stackctl/ (`stackctl status` and `stackctl down` talk to that "
                      "one); a system-wide one starts with `sudo systemctl start supervisor` (or `service supervisor "
-                     "start`). A supervisorctl run by hand needs the same configuration (`supervisorctl -c "
-                     "FILE`); touching the socket file does not start it"),
+                     "start`), and if it will not, `supervisord -n -c FILE` prints why (a log directory missing, a "
+                     "port taken). If one runs (`pgrep -a supervisord`), "
+                     f"{_SAME_CONFIGURATION}. Touching the socket file does not start it"),
                  **({"socket": socket} if socket else {}))
+
+
+# supervisorctl and supervisord must read one configuration: supervisorctl without -c reads the first
+# supervisord.conf it finds, and finds supervisord only through that file's [supervisorctl] serverurl.
+_SAME_CONFIGURATION = (
+    "run supervisorctl with the configuration file it was started with (`supervisorctl -c FILE`, the -c of its "
+    "command line; without -c supervisorctl reads the first of ./supervisord.conf, /etc/supervisord.conf and "
+    "/etc/supervisor/supervisord.conf): that file's [supervisorctl] serverurl (unix:///PATH.sock) must name the "
+    "socket its [unix_http_server] file= creates; a file without those sections needs them added, with "
+    "[rpcinterface:supervisor] (supervisor.rpcinterface_factory = supervisor.rpcinterface:make_main_rpcinterface), "
+    "and supervisord restarted")
 
 
 # A supervisord the log shows running: a `ps`/`pgrep -a` line of its process (not grep's own line).
@@ -189,7 +213,10 @@ SIGNATURES: tuple[Signature, ...] = (
     signature(Cause.supervisor_gave_up, r"gave up: [\w.-]+ entered FATAL state|\bFATAL\s+Exited too quickly",
               _supervisor_gave_up, CONSEQUENCE),
     signature(Cause.supervisor_not_running, r"unix://\S+\.sock no such file|unix://\S+\.sock refused connection"
-              r"|https?://[\w.-]+:\d+ refused connection", _supervisor_not_running, CONSEQUENCE),
+              r"|https?://[\w.-]+:\d+ refused connection"
+              # supervisorctl's unhandled socket error: Python 2's socket.error, Python 3's OSError subclasses.
+              r"|error: <class '(?:socket\.error|FileNotFoundError|ConnectionRefusedError)'>, \[Errno (?:2|111)\]",
+              _supervisor_not_running, CONSEQUENCE),
     signature(Cause.supervisor_http_socket, r"Cannot open an HTTP server: socket\.error reported (?!errno\.EADDRINUSE)",
               _supervisor_http_socket),
     # The message read even where a terminal cut it after "HTTP".
