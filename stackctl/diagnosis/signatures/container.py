@@ -14,6 +14,7 @@ from packaging.version import InvalidVersion, Version
 from stackctl.diagnosis.evidence import Evidence
 from stackctl.diagnosis.signature import (
     CONSEQUENCE,
+    DOCTOR_GPU_RUNTIME,
     Signature,
     found,
     images_entry,
@@ -25,7 +26,7 @@ from stackctl.profiles.compat import min_driver, table
 
 _TOOLKIT = ("install the NVIDIA Container Toolkit (`sudo apt install nvidia-container-toolkit`), then `sudo nvidia-ctk "
             "runtime configure --runtime=docker` and `sudo systemctl restart docker` (or a CDI spec: `sudo nvidia-ctk "
-            "cdi generate --output=/etc/cdi/nvidia.yaml`); `stackctl doctor` checks it. A host without an NVIDIA GPU "
+            "cdi generate --output=/etc/cdi/nvidia.yaml`); " + DOCTOR_GPU_RUNTIME + ". A host without an NVIDIA GPU "
             "runs the CPU stack: `hardware: cpu`, `model: tiny`")
 _REQUIRED_CUDA = re.compile(r"unsatisfied condition: cuda ?>= ?(?P<cuda>\d+\.\d+)")
 
@@ -70,7 +71,7 @@ def _nvidia_runtime_unregistered(evidence: Evidence) -> Diagnosis:
                      "drop `runtime: nvidia` from any override file (or `docker run --runtime=nvidia`, use `--gpus "
                      "all`). To keep runtime: nvidia, register it: `sudo nvidia-ctk runtime configure --runtime=docker` "
                      "and `sudo systemctl restart docker` (or CDI: `sudo nvidia-ctk cdi generate --output=/etc/cdi/"
-                     "nvidia.yaml`); `stackctl doctor` checks the toolkit"))
+                     "nvidia.yaml`); " + DOCTOR_GPU_RUNTIME))
 
 
 def _no_gpu_runtime(evidence: Evidence) -> Diagnosis:
@@ -89,7 +90,7 @@ def _no_gpu_runtime(evidence: Evidence) -> Diagnosis:
                      "--reinstall nvidia-container-toolkit`; yum/dnf: remove the nvidia-container-toolkit package and "
                      "install it again); then `sudo nvidia-ctk runtime configure --runtime=docker` and `sudo "
                      "systemctl restart docker` (or a CDI spec: `sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia."
-                     "yaml`); `stackctl doctor` checks it. Docker installed as a snap (`snap list docker` lists it) "
+                     "yaml`); " + DOCTOR_GPU_RUNTIME + " (not the hook: the `ls` above does). Docker installed as a snap (`snap list docker` lists it) "
                      "cannot use the host's toolkit: remove the snap Docker (`sudo snap remove docker`) and install "
                      "docker-ce from Docker's repository. A host without an NVIDIA GPU runs the CPU stack: "
                      "`hardware: cpu`, `model: tiny`"))
@@ -132,7 +133,7 @@ def _container_without_gpu(evidence: Evidence) -> Diagnosis:
                      "--runtime=docker` (it adds the runtime to /etc/docker/daemon.json; a hand-edited daemon.json "
                      "with a wrong path or default-runtime breaks it) and `sudo systemctl restart docker` (or CDI: `sudo "
                      "nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml`); "
-                     "`stackctl doctor` checks it. Do not hand-mount libnvidia-ml.so or nvidia-smi into the "
+                     + DOCTOR_GPU_RUNTIME + ". Do not hand-mount libnvidia-ml.so or nvidia-smi into the "
                      "container: a mounted symlink without its versioned target still fails; the runtime mounts "
                      "the driver's own libraries"))
 
@@ -203,7 +204,9 @@ def _nvml_not_found(evidence: Evidence) -> Diagnosis:
                      "driver's libraries: reinstall nvidia-container-toolkit from NVIDIA's repository for this "
                      "distribution (`sudo apt install nvidia-container-toolkit`), `sudo nvidia-ctk runtime configure "
                      "--runtime=docker`, `sudo systemctl restart docker` (Docker from a snap cannot use it: use Docker's "
-                     "own packages); `stackctl doctor` checks both"))
+                     "own packages). `stackctl doctor` checks that nvidia-smi lists the GPU and that Docker lists the nvidia "
+                     "runtime or a CDI spec, not whether the toolkit finds the libraries: `docker run --rm --gpus all "
+                     "ubuntu nvidia-smi` does"))
 
 
 def _driver_library_mismatch(evidence: Evidence) -> Diagnosis:
@@ -335,8 +338,8 @@ def _cgroup_devices_missing(evidence: Evidence) -> Diagnosis:
                  Fix("upgrade the NVIDIA Container Toolkit (libnvidia-container 1.8 or newer supports cgroup v2: `sudo "
                      "apt install --only-upgrade nvidia-container-toolkit`), then `sudo systemctl restart docker`; or "
                      "use CDI (`sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml`). Booting with "
-                     "`systemd.unified_cgroup_hierarchy=0` (cgroup v1) is the old workaround; `stackctl doctor` checks "
-                     "the toolkit"))
+                     "`systemd.unified_cgroup_hierarchy=0` (cgroup v1) is the old workaround. `stackctl doctor` does not "
+                     "check the toolkit's version: `nvidia-container-cli --version` shows libnvidia-container's"))
 
 
 _DEVICE = re.compile(r"device error: (?P<device>[^:]+): unknown device")

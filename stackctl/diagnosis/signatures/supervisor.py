@@ -31,7 +31,8 @@ def _supervisor_gave_up(evidence: Evidence) -> Diagnosis:
         return found(evidence, Cause.supervisor_gave_up,
                      f"{program} exits at once with status 127: its command was not found",
                      Fix("the program's command is not installed where supervisord looks: for vLLM that is the "
-                         "engine venv (`stackctl install-engine`); `stackctl doctor` checks the others"),
+                         "engine venv (`stackctl install-engine`); for the others `stackctl up` names the program that is not "
+                         "installed and its package"),
                      program=program, exit_status=127)
     shown = f" (exit status {status})" if status else ""
     what = (f"supervisord gave up on {program or 'a program'}: it kept exiting right after start{shown}" if gave_up
