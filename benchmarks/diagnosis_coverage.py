@@ -114,7 +114,12 @@ held-out set of real failure logs collected from other public reports and never 
   nginx, node-exporter; no vLLM report was left unused; collected while round 20's classes were
   being built, by a collector who saw neither the signatures nor that work; three of its 18 logs
   were dropped before measuring, their reports calling them harmless rather than failures: 8/15 =
-  53.3%, own set then 1204/1204; rounds 16 to 21 together: 45/77 = 58.4%).
+  53.3%, own set then 1204/1204; rounds 16 to 21 together: 45/77 = 58.4%; its misses led to Grafana's
+  readonly SQLite database read as its data directory's owner, nginx's key there but unreadable
+  told apart from one missing, NVML denied the devices by SELinux told apart from no runtime, a WAL
+  segment or head chunk file left empty or out of sequence, supervisorctl's socket error naming
+  each way to its supervisord, and node-exporter's udev warning (and the fragment's missing
+  --path.udev.data): own set then 1235/1235).
 - held-out: tests/data/heldout_failures, the next round: logs from other reports, collected after
   the round before was built from, by a collector who saw neither the signatures nor that work;
   measured once. Each file's `# fix:` header lists what a right fix names (`key=`, `flag=`, `env=`:
