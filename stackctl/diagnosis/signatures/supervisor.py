@@ -70,8 +70,7 @@ def _supervisor_not_running(evidence: Evidence) -> Diagnosis:
                          "(or its unix socket)"), url=url)
     socket = evidence.read(re.compile(r"unix://(?P<socket>\S+?\.sock)")).get("socket", "")
     at = f" at {socket}" if socket else ""
-    killed = set(evidence.all_found(_KILLED, "pid"))
-    pid = next((pid for pid in evidence.all_found(_RUNNING, "pid") if pid not in killed), "")
+    pid = _running_supervisord(evidence)
     if pid:
         return found(evidence, Cause.supervisor_not_running,
                      f"supervisorctl finds no supervisord{at}, but one runs (pid {pid}): it was started with another "
@@ -120,13 +119,18 @@ _ONE_PER_CONFIGURATION = ("one supervisord per configuration: talk to the one th
                           "other) so both commands read one configuration file")
 
 
+def _running_supervisord(evidence: Evidence) -> str:
+    """The pid of a supervisord the log shows running and not killed since; "" where none."""
+    killed = set(evidence.all_found(_KILLED, "pid"))
+    return next((pid for pid in evidence.all_found(_RUNNING, "pid") if pid not in killed), "")
+
+
 def _supervisor_port_taken(evidence: Evidence) -> Diagnosis:
     """supervisord refuses to start when its HTTP server's port or unix socket is taken: another
     supervisord, or a socket file a crashed or killed one left behind. supervisord 4 unlinks a socket
     nothing answers on by itself ("Unlinking stale socket"), so on it the refusal usually means one
     still runs: hence the check before the unlink."""
-    killed = set(evidence.all_found(_KILLED, "pid"))
-    pid = next((pid for pid in evidence.all_found(_RUNNING, "pid") if pid not in killed), "")
+    pid = _running_supervisord(evidence)
     if pid:
         return found(evidence, Cause.supervisor_port_taken,
                      f"supervisord will not start: a supervisord already runs (pid {pid}) and holds the port or socket "
