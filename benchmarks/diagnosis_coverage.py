@@ -107,15 +107,22 @@ held-out set of real failure logs collected from other public reports and never 
   HTTP port held by a stale socket; rounds 16 to 20 together: 37/62 = 59.7%; its misses led to
   certbot's challenge hint with no reason beside it read as a class of its own (the hostname's DNS
   record, then port 80 from the internet) and supervisord's refusal read where a terminal wrapped
-  it, checking for a running supervisord before unlinking a stale socket: own set then 1204/1204).
-- held-out: tests/data/heldout_failures, round 21: 15 logs from 13 other reports (12 GitHub
-  issues or pull requests, most in projects that deploy these services, and NVIDIA's container
-  toolkit troubleshooting page; docker and the toolkit 4, supervisord 3, Prometheus 3, certbot 2,
-  Grafana, nginx, node-exporter; no vLLM report was left unused), collected while round 20's
-  classes were being built, by a collector who saw neither the signatures nor that work; three of
-  its 18 logs were dropped before measuring, their reports calling them harmless rather than
-  failures; measured once: 8/15 = 53.3% (own set then 1204/1204). Rounds 16 to 21 together:
-  45/77 = 58.4%. Each file's `# fix:` header lists what a right fix names (`key=`, `flag=`, `env=`:
+  it, checking for a running supervisord before unlinking a stale socket: own set then 1204/1204)
+  and tests/data/heldout_round21 (15 logs from 13 other reports: 12 GitHub issues or pull
+  requests, most in projects that deploy these services, and NVIDIA's container toolkit
+  troubleshooting page; docker and the toolkit 4, supervisord 3, Prometheus 3, certbot 2, Grafana,
+  nginx, node-exporter; no vLLM report was left unused; collected while round 20's classes were
+  being built, by a collector who saw neither the signatures nor that work; three of its 18 logs
+  were dropped before measuring, their reports calling them harmless rather than failures: 8/15 =
+  53.3%, own set then 1204/1204; rounds 16 to 21 together: 45/77 = 58.4%; its misses led to Grafana's
+  readonly SQLite database read as its data directory's owner, nginx's key there but unreadable
+  told apart from one missing, NVML denied the devices by SELinux told apart from no runtime, a WAL
+  segment or head chunk file left empty or out of sequence, supervisorctl's socket error naming
+  each way to its supervisord, and node-exporter's udev warning (and the fragment's missing
+  --path.udev.data): own set then 1235/1235).
+- held-out: tests/data/heldout_failures, the next round: logs from other reports, collected after
+  the round before was built from, by a collector who saw neither the signatures nor that work;
+  measured once. Each file's `# fix:` header lists what a right fix names (`key=`, `flag=`, `env=`:
   that field of the fix; `text=`: words in the fix sentence); any one suffices. The class in the
   file name is only a label: a fix reached by another class, or by the fallback reading the remedy
   the log names, counts the same.

@@ -35,8 +35,11 @@ _SERVICE_HINTS = {
     "vllm": "`stackctl doctor` checks the GPU, driver, image, flags and model fit",
     "nginx": "`stackctl render` and `nginx -t -c` on the rendered nginx.conf test the configuration",
     "prometheus": "`promtool check config` on the rendered prometheus.yml tests the configuration",
-    "certbot": "`stackctl doctor` checks the hostname, ports 80/443 and the certificate directory",
-    "filter-proxy": "`stackctl doctor` checks the ports and the .env keys",
+    # doctor checks only that the ports are free here: not DNS, reachability or the certificates.
+    "certbot": "`stackctl doctor` checks that ports.http and ports.https are free on this host (not the hostname's "
+               "DNS record, whether the internet reaches port 80, or the certificate directory: `sudo certbot "
+               "certificates` lists what certbot has)",
+    "filter-proxy": "`stackctl doctor` checks that the ports are free and that .env holds the keys (mode 0600)",
     "supervisord": "`stackctl status` shows which program would not start, and its own log "
                    "(`stackctl logs` with its name and --explain) why",
 }
@@ -119,7 +122,7 @@ def _without_error_line(lines: list[str], context: DiagnosisContext) -> Diagnosi
                              key=key, value=timed_out["seconds"]), last, Severity.fatal)
     return Diagnosis(Cause.unrecognised, f"{account}, and its log shows no error{shown}",
                      Fix(f"read the whole log (`stackctl logs {service}`) and `stackctl status`; "
-                         + _SERVICE_HINTS.get(service, "`stackctl doctor` checks the host")),
+                         + _SERVICE_HINTS.get(service, "`stackctl doctor` checks the host's GPU, driver, Docker and ports")),
                      last, Severity.fatal)
 
 

@@ -68,6 +68,11 @@ def images_entry(key: str | None) -> str:
                   "`stackctl status` names the service)"
 
 
+# What doctor's nvidia-runtime row checks (stackctl/doctor/docker.py): the runtime registered or a CDI
+# spec present, not the toolkit's version, its hook or whether it finds the driver's libraries.
+DOCTOR_GPU_RUNTIME = "`stackctl doctor` checks that Docker lists the nvidia runtime or that a CDI spec is in /etc/cdi"
+
+
 def found(evidence: Evidence, cause: Cause, summary: str, fix: Fix, *,
           severity: Severity = Severity.fatal, **values: str | float) -> Diagnosis:
     """The diagnosis for `evidence`: its line is the evidence shown to the user."""

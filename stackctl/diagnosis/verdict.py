@@ -224,6 +224,11 @@ class Cause(str, Enum):
     nginx_certificate_invalid = "nginx-certificate-invalid"
     # Left from round 17: nginx server blocks that claim one name or the default on one address.
     nginx_server_conflict = "nginx-server-conflict"
+    # Round 21's misses, built by cause.
+    nginx_certificate_unreadable = "nginx-certificate-unreadable"
+    nvml_insufficient_permissions = "nvml-insufficient-permissions"
+    prometheus_wal_corrupt = "prometheus-wal-corrupt"
+    node_exporter_udev_data_missing = "node-exporter-udev-data-missing"
     # no signature knows it: the decisive error line and the remedy the log names (fallback.py)
     unrecognised = "unrecognised"
 

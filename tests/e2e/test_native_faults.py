@@ -45,7 +45,8 @@ def test_service_that_exits_at_start_shows_log_tail_and_its_fix(tmp_path):
     assert "vllm exited during start" in line
     assert "unrecognized arguments: --no-such-flag" in result.stderr  # the log tail
     fix = ("fix: remove --no-such-flag from vllm.extra_args in stack.yaml: this vLLM has no such flag (removed, "
-           "newer than this engine, or only in a patched build; `stackctl doctor` checks the flags against the engine)")
+           "newer than this engine, or only in a patched build; `stackctl doctor` parses the flags with the installed "
+           "engine venv's vLLM, where one is installed)")
     lines = result.stderr.splitlines()
     assert "cause: vLLM does not know --no-such-flag" in lines and fix in lines
     assert "…" not in result.stderr

@@ -110,6 +110,15 @@ def test_prometheus_scrapes_every_enabled_exporter(tmp_path):
     assert project.compose_file.exists()
 
 
+def test_node_exporter_reads_the_hosts_udev_data_under_its_rootfs(tmp_path):
+    # The host's / is mounted at /host, and --path.rootfs does not move udev's path: without the flag the
+    # diskstats collector logs "Failed to open directory, disabling udev device properties" (node_exporter#3216).
+    project = render_into(StackLayout(tmp_path), parse_stack_config({"hardware": "rtx-pro-6000"}))
+    command = yaml.safe_load(project.compose_file.read_text())["services"]["node-exporter"]["command"]
+    assert {"--path.rootfs=/host", "--path.udev.data=/host/run/udev/data"} <= set(command)
+    assert "/:/host:ro,rslave" in yaml.safe_load(project.compose_file.read_text())["services"]["node-exporter"]["volumes"]
+
+
 def test_cpu_hardware_under_compose_is_the_vllm_cpu_image_with_its_own_demo_model(tmp_path):
     config = parse_stack_config({"hardware": "cpu", "model": "tiny", "runtime": "compose"})
     document = yaml.safe_load(render_into(StackLayout(tmp_path), config).compose_file.read_text())

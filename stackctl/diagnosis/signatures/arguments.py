@@ -58,7 +58,8 @@ def _refused_flag(evidence: Evidence) -> Diagnosis:
     # Not a flag stackctl's own command adds: the user's (vllm.extra_args, or a command typed by hand).
     text = (f"remove {first} from {_EXTRA_ARGS} in stack.yaml" if why else
             f"remove {first} from {_EXTRA_ARGS} in stack.yaml: this vLLM has no such flag (removed, newer than "
-            "this engine, or only in a patched build; `stackctl doctor` checks the flags against the engine)")
+            "this engine, or only in a patched build; `stackctl doctor` parses the flags with the installed engine "
+            "venv's vLLM, where one is installed)")
     return found(evidence, Cause.refused_flag, summary, Fix(text, key=_EXTRA_ARGS, flag=first), flags=named)
 
 

@@ -2,7 +2,7 @@
 CUDA newer than the driver, no NVIDIA runtime or CDI spec, no driver loaded on the host, a driver
 upgraded under a running kernel module, an image for another CPU, an image that cannot be pulled
 (or not now: Docker Hub's rate limit), Docker itself out of reach or out of disk or without the kernel modules its bridge needs, a bind mount that
-needs shared propagation, a Compose too old for GPU reservations, a GPU index the host lacks, and a
+needs shared propagation, NVML denied the GPU's device nodes (SELinux), a Compose too old for GPU reservations, a GPU index the host lacks, and a
 toolkit too old for cgroup v2."""
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from packaging.version import InvalidVersion, Version
 from stackctl.diagnosis.evidence import Evidence
 from stackctl.diagnosis.signature import (
     CONSEQUENCE,
+    DOCTOR_GPU_RUNTIME,
     Signature,
     found,
     images_entry,
@@ -25,7 +26,7 @@ from stackctl.profiles.compat import min_driver, table
 
 _TOOLKIT = ("install the NVIDIA Container Toolkit (`sudo apt install nvidia-container-toolkit`), then `sudo nvidia-ctk "
             "runtime configure --runtime=docker` and `sudo systemctl restart docker` (or a CDI spec: `sudo nvidia-ctk "
-            "cdi generate --output=/etc/cdi/nvidia.yaml`); `stackctl doctor` checks it. A host without an NVIDIA GPU "
+            "cdi generate --output=/etc/cdi/nvidia.yaml`); " + DOCTOR_GPU_RUNTIME + ". A host without an NVIDIA GPU "
             "runs the CPU stack: `hardware: cpu`, `model: tiny`")
 _REQUIRED_CUDA = re.compile(r"unsatisfied condition: cuda ?>= ?(?P<cuda>\d+\.\d+)")
 
@@ -70,7 +71,7 @@ def _nvidia_runtime_unregistered(evidence: Evidence) -> Diagnosis:
                      "drop `runtime: nvidia` from any override file (or `docker run --runtime=nvidia`, use `--gpus "
                      "all`). To keep runtime: nvidia, register it: `sudo nvidia-ctk runtime configure --runtime=docker` "
                      "and `sudo systemctl restart docker` (or CDI: `sudo nvidia-ctk cdi generate --output=/etc/cdi/"
-                     "nvidia.yaml`); `stackctl doctor` checks the toolkit"))
+                     "nvidia.yaml`); " + DOCTOR_GPU_RUNTIME))
 
 
 def _no_gpu_runtime(evidence: Evidence) -> Diagnosis:
@@ -89,10 +90,29 @@ def _no_gpu_runtime(evidence: Evidence) -> Diagnosis:
                      "--reinstall nvidia-container-toolkit`; yum/dnf: remove the nvidia-container-toolkit package and "
                      "install it again); then `sudo nvidia-ctk runtime configure --runtime=docker` and `sudo "
                      "systemctl restart docker` (or a CDI spec: `sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia."
-                     "yaml`); `stackctl doctor` checks it. Docker installed as a snap (`snap list docker` lists it) "
+                     "yaml`); " + DOCTOR_GPU_RUNTIME + " (not the hook: the `ls` above does). Docker installed as a snap (`snap list docker` lists it) "
                      "cannot use the host's toolkit: remove the snap Docker (`sudo snap remove docker`) and install "
                      "docker-ce from Docker's repository. A host without an NVIDIA GPU runs the CPU stack: "
                      "`hardware: cpu`, `model: tiny`"))
+
+
+def _nvml_insufficient_permissions(evidence: Evidence) -> Diagnosis:
+    """NVML loaded inside the container (the runtime gave it the libraries) but may not open the GPU's
+    device nodes: most often SELinux, whose container label keeps a confined process from /dev/nvidia*
+    (Fedora, RHEL and their kin enforce it), else a rootless engine whose user lacks the nodes' group."""
+    return found(evidence, Cause.nvml_insufficient_permissions,
+                 "NVML runs inside the container but may not open the GPU's device nodes (Insufficient "
+                 "Permissions): on a host with SELinux enforcing, the container's label keeps it from /dev/nvidia*",
+                 Fix("the toolkit works (NVML loaded); SELinux denies the container the devices: check `getenforce` "
+                     "(Enforcing) and `sudo ausearch -m avc -ts recent`. Run the GPU container with SELinux "
+                     "labelling off for it: `security_opt: [label=disable]` on the service in Compose (`docker run "
+                     "--security-opt label=disable`; stackctl has no stack.yaml key for it: add it to the vllm and "
+                     "gpu-exporter services with an override file passed to `docker compose -f`), or let containers "
+                     "use the GPU host-wide with `sudo setsebool -P container_use_devices on` (newer container-selinux: "
+                     "container_use_xserver_devices, the label of /dev/nvidia*); `--privileged` also "
+                     "works but grants far more. Under rootless Podman or Docker the device nodes' group must be "
+                     "kept (`--group-add keep-groups`, or the gid in the CDI spec). Do not switch SELinux off for the "
+                     "whole host"))
 
 
 def _container_without_gpu(evidence: Evidence) -> Diagnosis:
@@ -113,7 +133,7 @@ def _container_without_gpu(evidence: Evidence) -> Diagnosis:
                      "--runtime=docker` (it adds the runtime to /etc/docker/daemon.json; a hand-edited daemon.json "
                      "with a wrong path or default-runtime breaks it) and `sudo systemctl restart docker` (or CDI: `sudo "
                      "nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml`); "
-                     "`stackctl doctor` checks it. Do not hand-mount libnvidia-ml.so or nvidia-smi into the "
+                     + DOCTOR_GPU_RUNTIME + ". Do not hand-mount libnvidia-ml.so or nvidia-smi into the "
                      "container: a mounted symlink without its versioned target still fails; the runtime mounts "
                      "the driver's own libraries"))
 
@@ -184,7 +204,9 @@ def _nvml_not_found(evidence: Evidence) -> Diagnosis:
                      "driver's libraries: reinstall nvidia-container-toolkit from NVIDIA's repository for this "
                      "distribution (`sudo apt install nvidia-container-toolkit`), `sudo nvidia-ctk runtime configure "
                      "--runtime=docker`, `sudo systemctl restart docker` (Docker from a snap cannot use it: use Docker's "
-                     "own packages); `stackctl doctor` checks both"))
+                     "own packages). `stackctl doctor` checks that nvidia-smi lists the GPU and that Docker lists the nvidia "
+                     "runtime or a CDI spec, not whether the toolkit finds the libraries: `docker run --rm --gpus all "
+                     "ubuntu nvidia-smi` does"))
 
 
 def _driver_library_mismatch(evidence: Evidence) -> Diagnosis:
@@ -316,8 +338,8 @@ def _cgroup_devices_missing(evidence: Evidence) -> Diagnosis:
                  Fix("upgrade the NVIDIA Container Toolkit (libnvidia-container 1.8 or newer supports cgroup v2: `sudo "
                      "apt install --only-upgrade nvidia-container-toolkit`), then `sudo systemctl restart docker`; or "
                      "use CDI (`sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml`). Booting with "
-                     "`systemd.unified_cgroup_hierarchy=0` (cgroup v1) is the old workaround; `stackctl doctor` checks "
-                     "the toolkit"))
+                     "`systemd.unified_cgroup_hierarchy=0` (cgroup v1) is the old workaround. `stackctl doctor` does not "
+                     "check the toolkit's version: `nvidia-container-cli --version` shows libnvidia-container's"))
 
 
 _DEVICE = re.compile(r"device error: (?P<device>[^:]+): unknown device")
@@ -369,10 +391,12 @@ SIGNATURES: tuple[Signature, ...] = (
     signature(Cause.mount_propagation, r"is mounted on /?\S* ?but it is not a (?:shared|shared or slave) mount",
               _mount_propagation),
     signature(Cause.gpu_access_lost, r"Failed to initialize NVML: Unknown Error", _gpu_access_lost),
+    signature(Cause.nvml_insufficient_permissions, r"Failed to initialize NVML: Insufficient Permissions",
+              _nvml_insufficient_permissions),
     # Inside a container, no NVML and no nvidia-smi: the NVIDIA runtime did not hand it the GPU. A
     # driver/library mismatch says so on the same line and wins (its own signature, earlier).
     signature(Cause.no_gpu_runtime,
-              r"Cannot init NVML library|Failed to initialize NVML(?!: (?:Unknown Error|Driver/library))"
+              r"Cannot init NVML library|Failed to initialize NVML(?!: (?:Unknown Error|Driver/library|Insufficient Permissions))"
               r"|nvidia-smi:? (?:command )?not found"
               # The NGC and nvidia/cuda images' banner when started without the NVIDIA runtime.
               r"|The NVIDIA Driver was not detected\.\s+GPU functionality will not be available"

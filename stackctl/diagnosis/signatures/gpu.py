@@ -20,7 +20,8 @@ def _no_gpu(evidence: Evidence) -> Diagnosis:
                  Fix("give vLLM the GPU: under Compose the vllm service needs `gpus: all` (stackctl's fragment has it) "
                      "and Docker needs the NVIDIA Container Toolkit (`sudo nvidia-ctk runtime configure "
                      "--runtime=docker`, then restart Docker); natively, `nvidia-smi` must list the GPU. "
-                     "`stackctl doctor` checks both"))
+                     "`stackctl doctor` checks that nvidia-smi lists the GPU and, under Compose, that Docker lists the nvidia "
+                     "runtime or a CDI spec"))
 
 
 _DRIVER_CUDA = re.compile(r"too old \(found version (?P<version>\d+)\)")
@@ -104,7 +105,8 @@ def _quantization_unsupported(evidence: Evidence) -> Diagnosis:
         # vLLM's first MXFP4 support wanted Blackwell (capability 100); later releases run it on Hopper,
         # Ampere and older through Marlin/Triton kernels, so the engine is what to change first.
         text = ("use a newer vLLM: set images.vllm in stack.yaml to a newer image (later releases run MXFP4 weights "
-                "on Hopper, Ampere and older GPUs through Marlin/Triton kernels; `stackctl doctor` checks it); if it "
+                "on Hopper, Ampere and older GPUs through Marlin/Triton kernels; `stackctl doctor` compares the image's "
+                "vLLM with the first release that serves the model's architecture, not its kernels for this GPU); if it "
                 "still refuses this GPU, pick a BF16 model profile (`model:`; `stackctl profiles`)")
         return found(evidence, Cause.quantization_unsupported, summary, Fix(text, key="images.vllm"),
                      quantization=method)

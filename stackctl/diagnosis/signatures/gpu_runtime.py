@@ -10,12 +10,19 @@ from __future__ import annotations
 import re
 
 from stackctl.diagnosis.evidence import Evidence
-from stackctl.diagnosis.signature import CONSEQUENCE, Signature, found, images_key, signature
+from stackctl.diagnosis.signature import (
+    CONSEQUENCE,
+    DOCTOR_GPU_RUNTIME,
+    Signature,
+    found,
+    images_key,
+    signature,
+)
 from stackctl.diagnosis.verdict import Cause, Diagnosis, Fix
 
 _RUNTIME = ("run it with the NVIDIA runtime: stackctl's Compose file reserves the GPU (`deploy.resources.reservations."
             "devices` with `driver: nvidia`), like `docker run --gpus all`; with Docker's runtime configured by "
-            "`sudo nvidia-ctk runtime configure --runtime=docker` (`stackctl doctor` checks it)")
+            "`sudo nvidia-ctk runtime configure --runtime=docker` (" + DOCTOR_GPU_RUNTIME + ")")
 
 
 def _image_key(evidence: Evidence) -> str:
@@ -60,7 +67,7 @@ def _runtime_hook_missing(evidence: Evidence) -> Diagnosis:
                  Fix("install (or reinstall) the NVIDIA container toolkit package, which puts nvidia-container-runtime-"
                      "hook in /usr/bin: `sudo apt install --reinstall nvidia-container-toolkit`, `sudo nvidia-ctk "
                      "runtime configure --runtime=docker` and `sudo systemctl restart docker` (it reads PATH at start); "
-                     "`stackctl doctor` checks it. With the nvidia runtime configured, --runtime=nvidia (Compose: "
+                     + DOCTOR_GPU_RUNTIME + " (not the hook: `ls /usr/bin/nvidia-container-runtime-hook`). With the nvidia runtime configured, --runtime=nvidia (Compose: "
                      "`runtime: nvidia`) instead of --gpus all also works, without Docker's --gpus lookup"))
 
 

@@ -1,5 +1,6 @@
 """Prometheus, Grafana, node-exporter and the GPU exporter: a data directory the process may not
-write (Grafana's plugins included), a TSDB another Prometheus holds or a block left half-written,
+write (Grafana's plugins included), a TSDB another Prometheus holds, a block left half-written or a WAL
+segment or head chunk file left empty or out of sequence,
 scrapes that run past their timeout (Prometheus's configuration file: prometheus_config.py),
 a provisioning file Grafana refuses, a provisioned dashboard file that is not valid JSON, plugins Grafana cannot download, a Prometheus datasource
 Grafana cannot reach, an admin password Grafana ignores once its database exists (the mounts
@@ -67,15 +68,30 @@ _GRAFANA_PATH = re.compile(r"GF_PATHS_DATA='(?P<path>[^']+)'|(?:mkdir|open) (?P<
                            r"|Could not create (?P<plugin>/[\w./-]+?)(?:/[\w.-]+)?\. Permission denied")
 
 
+_READONLY_DATABASE = "attempt to write a readonly database"
+
+
 def _grafana_data_permission(evidence: Evidence) -> Diagnosis:
     values = evidence.read(_GRAFANA_PATH)
     path = values.get("path") or values.get("denied") or values.get("plugin") or "/var/lib/grafana"
+    fix = (f"the grafana image runs as uid {_GRAFANA_UID}: the data directory must be writable by it (`sudo "
+           f"chown -R {_GRAFANA_UID}:{_GRAFANA_UID} DIR`); {_VOLUME_NOTE}. An images.grafana that runs as "
+           "another user needs the same")
+    if _READONLY_DATABASE in evidence.line:
+        # SQLite opens grafana.db read-only when the file, or the directory that holds its journal, is not
+        # writable by Grafana's user: a data directory made by root, a grafana-cli run as root, a :ro mount.
+        return found(evidence, Cause.grafana_data_permission,
+                     "Grafana may not write its SQLite database (attempt to write a readonly database): grafana.db "
+                     "or the data directory that holds it is not writable by Grafana's user",
+                     Fix(f"{fix}. Both the file grafana.db and its directory need write access (SQLite writes its "
+                         "journal beside the file): a grafana.db left owned by root (a `grafana-cli` run with sudo, "
+                         "a copied or restored directory) needs the same chown (natively the stack's data/grafana must be "
+                         "yours; Debian's package: `sudo chown -R grafana:grafana /var/lib/grafana`), and "
+                         "the data directory must not be mounted read-only; then `stackctl up`",
+                         key="images.grafana"), path=path)
     return found(evidence, Cause.grafana_data_permission,
                  f"Grafana may not write its data directory ({path})",
-                 Fix(f"the grafana image runs as uid {_GRAFANA_UID}: the data directory must be writable by it (`sudo "
-                     f"chown -R {_GRAFANA_UID}:{_GRAFANA_UID} DIR`); {_VOLUME_NOTE}. An images.grafana that runs as "
-                     "another user needs the same",
-                     key="images.grafana"), path=path)
+                 Fix(fix, key="images.grafana"), path=path)
 
 
 def _grafana_datasource_provisioning(evidence: Evidence) -> Diagnosis:
@@ -237,6 +253,25 @@ def _prometheus_tsdb_corrupt(evidence: Evidence) -> Diagnosis:
                      f"({_VOLUME_NOTE})"), **({"block": block} if block else {}))
 
 
+_WAL_FILE = re.compile(r"(?P<file>/[\w./-]*/(?:wal|chunks_head)/(?:checkpoint\.\d+/)?\d+)")
+
+
+def _prometheus_wal_corrupt(evidence: Evidence) -> Diagnosis:
+    """A WAL segment or head chunk file left empty, zeroed or out of sequence, most often by a disk that
+    filled up or a crash mid-write: Prometheus will not open the TSDB until it is gone."""
+    file = evidence.read(_WAL_FILE).get("file", "")
+    what = f"the file {file}" if file else "a file in its wal/ or chunks_head/ directory"
+    return found(evidence, Cause.prometheus_wal_corrupt,
+                 f"Prometheus cannot open its TSDB: {what} is empty, cut short or out of sequence, left by a full disk "
+                 "or a crash while it was written",
+                 Fix(f"free disk space first (`df -h` on the data directory; a full disk is what leaves a zero-byte file), "
+                     f"then stop Prometheus and remove the empty file: {what} (`find DATA/wal DATA/chunks_head -size "
+                     "0` lists zero-byte ones; for a gap in the numbering, move the segments after the gap, or the "
+                     "whole chunks_head/ directory, out of the data directory); that loses only the samples not yet "
+                     f"compacted into a block (at most the last few hours), then `stackctl up` ({_VOLUME_NOTE})"),
+                 **({"file": file} if file else {}))
+
+
 def _prometheus_scrape_timeout(evidence: Evidence) -> Diagnosis:
     pool = evidence.read(re.compile(r"scrape_pool=(?P<pool>[\w/.-]+)")).get("pool", "")
     target = evidence.read(re.compile(r"target=(?P<target>\S+)")).get("target", "")
@@ -329,7 +364,9 @@ SIGNATURES: tuple[Signature, ...] = (
               r"|SQLite database file \S+: open \S+: permission denied|mkdir /var/lib/grafana\S*: permission denied"
               # grafana-cli installing a plugin (GF_INSTALL_PLUGINS) into the same data directory.
               r"|Permission denied\. Make sure you have write access to plugindir|Failed to create plugin dir: \S+, "
-              r"error: mkdir \S+: permission denied",
+              r"error: mkdir \S+: permission denied"
+              # SQLite's refusal, in Grafana's migrator, its server's shutdown and any later query.
+              r"|(?:logger=|grafana|[Mm]igration failed).*attempt to write a readonly database",
               _grafana_data_permission),
     # Two defaults are their own cause (setup_files.py).
     signature(Cause.grafana_datasource_provisioning, r"Datasource provisioning error(?!.*can be marked as default)",
@@ -359,6 +396,11 @@ SIGNATURES: tuple[Signature, ...] = (
     signature(Cause.prometheus_tsdb_corrupt,
               r"[Oo]pening storage failed.*(?:unexpected end of JSON input|meta\.json: no such file|read meta information)",
               _prometheus_tsdb_corrupt),
+    # Prometheus 2.0's empty WAL segment, and the head chunks and WAL segments of 2.19 and later.
+    signature(Cause.prometheus_wal_corrupt,
+              r"[Oo]pening storage failed.*(?:validate meta \\?\"\S*/wal/\d+\\?\": (?:unexpected )?EOF"
+              r"|/chunks_head/\d+: invalid magic number|found unsequential head chunk files"
+              r"|segments are not sequential)", _prometheus_wal_corrupt),
     signature(Cause.prometheus_scrape_timeout,
               r"component=\"?scrape manager\"?.*context deadline exceeded", _prometheus_scrape_timeout, ADVISORY + 1),
     signature(Cause.gpu_exporter_profiling_unsupported,

@@ -1,7 +1,8 @@
 """node-exporter's filesystem collector: a mount point it may not stat, one that is gone or is no path
 (a namespace's entry such as net:[4026532221], a container's or an unmounted share's mount), and a
 /proc/1/mounts it may not read. All are harmless for the host's own disks: the collector skips that
-mount and the others keep working."""
+mount and the others keep working. And the diskstats collector without udev's database (its device
+labels)."""
 
 from __future__ import annotations
 
@@ -95,7 +96,29 @@ def _node_exporter_proc_permission(evidence: Evidence) -> Diagnosis:
                  severity=Severity.advisory, path=path)
 
 
+_UDEV_PATH = re.compile(r"path=\"?(?P<path>/[\w./-]+)")
+
+
+def _node_exporter_udev_data_missing(evidence: Evidence) -> Diagnosis:
+    """node-exporter's diskstats collector reads udev's database for the disks' model, serial and WWN
+    labels; it looks at --path.udev.data (default /run/udev/data), which --path.rootfs does not move, so
+    in a container with the host's / under /host it finds nothing and carries on without those labels."""
+    path = evidence.read(_UDEV_PATH).get("path", "/run/udev/data")
+    return found(evidence, Cause.node_exporter_udev_data_missing,
+                 f"node-exporter cannot open udev's database ({path}), so its disk metrics come without the "
+                 "device labels (model, serial, WWN); a warning: the exporter keeps running",
+                 Fix("in a container, point the diskstats collector at the host's udev data: mount /run/udev "
+                     "read-only (`/run/udev:/run/udev:ro`), or, with the host's / at /host and --path.rootfs=/host "
+                     "as stackctl mounts it, add --path.udev.data=/host/run/udev/data (--path.rootfs does not move it); "
+                     "stackctl's compose/node-exporter.yml passes it, so a stack rendered before it did gets it with "
+                     "`stackctl up`. On a host without udev (a container or WSL host, a minimal VM) there is nothing "
+                     "to read and the warning is harmless", flag="--path.udev.data"),
+                 severity=Severity.advisory, path=path)
+
+
 SIGNATURES: tuple[Signature, ...] = (
+    signature(Cause.node_exporter_udev_data_missing, r"Failed to open directory, disabling udev device properties",
+              _node_exporter_udev_data_missing, ADVISORY),
     # node-exporter's filesystem collector (0.15's "for PATH" and 1.x's rootfs= ... err= wordings).
     signature(Cause.node_exporter_statfs_denied,
               r"Error on statfs\(\) system call.*permission denied", _node_exporter_statfs_denied, ADVISORY),

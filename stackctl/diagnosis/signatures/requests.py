@@ -236,7 +236,8 @@ def _tool_parser_failure(evidence: Evidence) -> Diagnosis:
                  f"vLLM's tool-call parser{named} could not read a tool call the model wrote",
                  Fix("the parser must match the model's family: stackctl's model profile sets --tool-call-parser "
                      "(Qwen3-Coder and Qwen3.6: qwen3_coder; gpt-oss: openai; Qwen3: hermes); check that "
-                     "vllm.extra_args does not override it (`stackctl doctor`'s tool-parser check compares them)",
+                     "vllm.extra_args does not override it (`stackctl doctor`'s tool-parser check compares the parser with the "
+                     "model's family)",
                      key="vllm.extra_args", flag="--tool-call-parser"),
                  severity=Severity.advisory, **({"parser": parser} if parser else {}))
 

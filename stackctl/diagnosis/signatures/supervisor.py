@@ -31,7 +31,8 @@ def _supervisor_gave_up(evidence: Evidence) -> Diagnosis:
         return found(evidence, Cause.supervisor_gave_up,
                      f"{program} exits at once with status 127: its command was not found",
                      Fix("the program's command is not installed where supervisord looks: for vLLM that is the "
-                         "engine venv (`stackctl install-engine`); `stackctl doctor` checks the others"),
+                         "engine venv (`stackctl install-engine`); for the others `stackctl up` names the program that is not "
+                         "installed and its package"),
                      program=program, exit_status=127)
     shown = f" (exit status {status})" if status else ""
     what = (f"supervisord gave up on {program or 'a program'}: it kept exiting right after start{shown}" if gave_up
@@ -68,15 +69,38 @@ def _supervisor_not_running(evidence: Evidence) -> Diagnosis:
                          "its [supervisorctl] serverurl must name the port of supervisord.conf's [inet_http_server] "
                          "(or its unix socket)"), url=url)
     socket = evidence.read(re.compile(r"unix://(?P<socket>\S+?\.sock)")).get("socket", "")
-    return found(evidence, Cause.supervisor_not_running,
-                 f"supervisorctl finds no supervisord: its socket {socket or ''} does not exist, so supervisord is not "
-                 "running (or was started with another configuration)".replace("  ", " "),
+    at = f" at {socket}" if socket else ""
+    pid = _running_supervisord(evidence)
+    if pid:
+        return found(evidence, Cause.supervisor_not_running,
+                     f"supervisorctl finds no supervisord{at}, but one runs (pid {pid}): it was started with another "
+                     "configuration file, whose socket is elsewhere",
+                     Fix(f"{_SAME_CONFIGURATION}. For the native stack, `stackctl status` and `stackctl down` talk to "
+                         "its supervisord for you"), pid=int(pid), **({"socket": socket} if socket else {}))
+    refused = "refused" in evidence.line.lower() or "Errno 111" in evidence.line
+    what = ("its socket file is there but nothing answers on it: supervisord stopped (crashed or was killed) and left "
+            "it" if refused else
+            f"its socket{at or ''} does not exist: supervisord is not running, runs with another configuration, or "
+            "the configuration has no [unix_http_server] section to create the socket")
+    return found(evidence, Cause.supervisor_not_running, f"supervisorctl finds no supervisord{at}: {what}",
                  Fix("start supervisord: for the native stack, `stackctl up` starts it with the stack's own "
                      "configuration and socket, under .stackctl/ (`stackctl status` and `stackctl down` talk to that "
                      "one); a system-wide one starts with `sudo systemctl start supervisor` (or `service supervisor "
-                     "start`). A supervisorctl run by hand needs the same configuration (`supervisorctl -c "
-                     "FILE`); touching the socket file does not start it"),
+                     "start`), and if it will not, `supervisord -n -c FILE` prints why (a log directory missing, a "
+                     "port taken). If one runs (`pgrep -a supervisord`), "
+                     f"{_SAME_CONFIGURATION}. Touching the socket file does not start it"),
                  **({"socket": socket} if socket else {}))
+
+
+# supervisorctl and supervisord must read one configuration: supervisorctl without -c reads the first
+# supervisord.conf it finds, and finds supervisord only through that file's [supervisorctl] serverurl.
+_SAME_CONFIGURATION = (
+    "run supervisorctl with the configuration file it was started with (`supervisorctl -c FILE`, the -c of its "
+    "command line; without -c supervisorctl reads the first of ./supervisord.conf, /etc/supervisord.conf and "
+    "/etc/supervisor/supervisord.conf): that file's [supervisorctl] serverurl (unix:///PATH.sock) must name the "
+    "socket its [unix_http_server] file= creates; a file without those sections needs them added, with "
+    "[rpcinterface:supervisor] (supervisor.rpcinterface_factory = supervisor.rpcinterface:make_main_rpcinterface), "
+    "and supervisord restarted")
 
 
 # A supervisord the log shows running: a `ps`/`pgrep -a` line of its process (not grep's own line).
@@ -95,13 +119,18 @@ _ONE_PER_CONFIGURATION = ("one supervisord per configuration: talk to the one th
                           "other) so both commands read one configuration file")
 
 
+def _running_supervisord(evidence: Evidence) -> str:
+    """The pid of a supervisord the log shows running and not killed since; "" where none."""
+    killed = set(evidence.all_found(_KILLED, "pid"))
+    return next((pid for pid in evidence.all_found(_RUNNING, "pid") if pid not in killed), "")
+
+
 def _supervisor_port_taken(evidence: Evidence) -> Diagnosis:
     """supervisord refuses to start when its HTTP server's port or unix socket is taken: another
     supervisord, or a socket file a crashed or killed one left behind. supervisord 4 unlinks a socket
     nothing answers on by itself ("Unlinking stale socket"), so on it the refusal usually means one
     still runs: hence the check before the unlink."""
-    killed = set(evidence.all_found(_KILLED, "pid"))
-    pid = next((pid for pid in evidence.all_found(_RUNNING, "pid") if pid not in killed), "")
+    pid = _running_supervisord(evidence)
     if pid:
         return found(evidence, Cause.supervisor_port_taken,
                      f"supervisord will not start: a supervisord already runs (pid {pid}) and holds the port or socket "
@@ -189,7 +218,10 @@ SIGNATURES: tuple[Signature, ...] = (
     signature(Cause.supervisor_gave_up, r"gave up: [\w.-]+ entered FATAL state|\bFATAL\s+Exited too quickly",
               _supervisor_gave_up, CONSEQUENCE),
     signature(Cause.supervisor_not_running, r"unix://\S+\.sock no such file|unix://\S+\.sock refused connection"
-              r"|https?://[\w.-]+:\d+ refused connection", _supervisor_not_running, CONSEQUENCE),
+              r"|https?://[\w.-]+:\d+ refused connection"
+              # supervisorctl's unhandled socket error: Python 2's socket.error, Python 3's OSError subclasses.
+              r"|error: <class '(?:socket\.error|FileNotFoundError|ConnectionRefusedError)'>, \[Errno (?:2|111)\]",
+              _supervisor_not_running, CONSEQUENCE),
     signature(Cause.supervisor_http_socket, r"Cannot open an HTTP server: socket\.error reported (?!errno\.EADDRINUSE)",
               _supervisor_http_socket),
     # The message read even where a terminal cut it after "HTTP".

@@ -1,6 +1,7 @@
-"""nginx and certbot: a certificate nginx cannot load (missing, or there but not PEM; or one its key does not match), two server
-blocks claiming one listen socket, an upstream (the filter-proxy) down, slow, unknown or sending
-headers over nginx's buffer, a request body over nginx's limit, and the ACME challenges certbot
+"""nginx and certbot: a certificate nginx cannot load (missing, there but unreadable by its user, there
+but not PEM, or one its key does not match), two server blocks claiming one listen socket, an upstream
+(the filter-proxy) down, slow, unknown or sending headers over nginx's buffer, a request body over
+nginx's limit, and the ACME challenges certbot
 cannot complete (port 80, or 443 for the old tls-sni challenge, taken; rate limited; what the CA
 says about fetching the challenge is acme_challenges')."""
 
@@ -40,6 +41,34 @@ def _nginx_certificate_missing(evidence: Evidence) -> Diagnosis:
                      "run `stackctl up` again (it renders HTTP-only and lets certbot obtain the certificate), and "
                      "check that letsencrypt_dir in stack.yaml is where certbot writes (`sudo certbot certificates` "
                      "lists them)", key="letsencrypt_dir"), **({"certificate": path} if path else {}))
+
+
+# The OS refusing nginx the file (EACCES, and EPERM where macOS or a sandbox refuses it): it is there.
+_UNREADABLE = r"(?:Permission denied|Operation not permitted)"
+
+
+def _nginx_certificate_unreadable(evidence: Evidence) -> Diagnosis:
+    """The certificate or key is there but nginx's user may not read it. nginx reads both in its master
+    process: as root in the official image (a refusal there is SELinux or a Docker whose root is not the
+    host's), as the image's own user in non-root images (bitnami, nginx-unprivileged), and natively as
+    whoever started it, while certbot keeps live/ and archive/ readable by root only."""
+    path = evidence.read(_CERTIFICATE).get("path", "")
+    what = "key" if "certificate key" in evidence.line else "certificate"
+    named = path or f"the {what} file"
+    return found(evidence, Cause.nginx_certificate_unreadable,
+                 f"nginx finds the {what} {named} but may not read it (permission denied), so it does not start",
+                 Fix(f"make {named} and every directory above it readable by the user nginx reads it as (check: `sudo "
+                     f"namei -l {path or 'FILE'}`): an image that runs nginx as its own user (bitnami's uid 1001, "
+                     "nginx-unprivileged's uid 101) needs the file owned by or shared with that user (`sudo chown "
+                     "101:101 FILE`, or its group and `chmod 640`; a private key is never world-readable). Natively "
+                     "stackctl's nginx runs as you, and certbot keeps letsencrypt_dir's live/ and archive/ readable by "
+                     "root only: set letsencrypt_dir in stack.yaml to a directory you own and issue the certificate "
+                     "there (`stackctl tls issue`), or give your group read access (`sudo chgrp -R GROUP "
+                     "/etc/letsencrypt/live /etc/letsencrypt/archive` and `sudo chmod -R g+rX` them). Under Compose "
+                     "stackctl's nginx image reads it as root: a refusal there is SELinux (`getenforce`; relabel the "
+                     "directory for containers: `sudo chcon -Rt container_file_t DIR`) or a rootless or "
+                     "userns-remapped Docker, whose root is not the host's; then `stackctl up`",
+                     key="letsencrypt_dir"), **({"certificate": path} if path else {}))
 
 
 # OpenSSL's refusals of a file that exists but holds no PEM block of the kind asked for: empty, DER, a key
@@ -321,7 +350,10 @@ def _certbot_nginx_plugin_missing(evidence: Evidence) -> Diagnosis:
 
 
 SIGNATURES: tuple[Signature, ...] = (
-    # A certificate file that is not there (or unreadable), not one that is there but not PEM.
+    # A certificate or key there but refused to nginx's user (before the class of a file not there).
+    signature(Cause.nginx_certificate_unreadable,
+              r"(?:cannot load certificate|BIO_new_file\().*failed.*" + _UNREADABLE, _nginx_certificate_unreadable),
+    # A certificate file that is not there, not one that is there but not PEM.
     signature(Cause.nginx_certificate_missing,
               r"cannot load certificate(?: key)? \"(?!.*PEM_read_bio_)|BIO_new_file\(\"\S+\"\) failed|"
               + _NO_CERTIFICATE_DIRECTIVE, _nginx_certificate_missing),

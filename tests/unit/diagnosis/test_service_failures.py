@@ -200,6 +200,12 @@ BY_CLASS: dict[Cause, Expect] = {
     C.nginx_certificate_invalid: Expect("letsencrypt_dir", says=("empty certificate file", "openssl x509", "Remove the empty or bad file")),
     # Left from round 17: two server blocks claiming one name (a warning) or the default (a refusal) on one address.
     C.nginx_server_conflict: Expect("hostname", severity=ADVISORY, says=("sudo nginx -T", "sudo nginx -t")),
+    # Round 21's misses, built by cause from other reports.
+    C.nginx_certificate_unreadable: Expect("letsencrypt_dir", says=("namei -l", "chown", "container_file_t")),
+    C.nvml_insufficient_permissions: Expect(says=("label=disable", "security_opt", "container_use_devices")),
+    C.prometheus_wal_corrupt: Expect(says=("zero-byte", "remove the empty file", "df -h")),
+    C.node_exporter_udev_data_missing: Expect(flag="--path.udev.data", severity=ADVISORY,
+                                              says=("/run/udev:/run/udev:ro", "/host/run/udev/data")),
     C.model_tools_unsupported: Expect(severity=ADVISORY, says=("supports tools", "--enable-auto-tool-choice")),
     C.client_key_rejected: Expect(env="OPENAI_API_KEY", severity=ADVISORY, says=("OPENAI_BASE_URL", "stackctl connect")),
     # Round 11's one-report classes, given a second report of the same cause in other words.
@@ -384,7 +390,12 @@ ROUND_LABELS = {"cuda_graph_capture_regression": "cuda_graph_capture_failed",
                 "container_runtime_unknown": "nvidia_runtime_unregistered",
                 "node_exporter_statfs_namespace_mount": "node_exporter_statfs_missing",
                 "nginx_certificate_empty_file": "nginx_certificate_invalid",
-                "model_not_downloaded_repo_id": "model_not_found"}
+                "model_not_downloaded_repo_id": "model_not_found",
+                "grafana_readonly_database_migration": "grafana_data_permission",
+                "nginx_certificate_key_permission_denied": "nginx_certificate_unreadable",
+                "nvml_insufficient_permissions_selinux": "nvml_insufficient_permissions",
+                "prometheus_empty_wal_segment": "prometheus_wal_corrupt",
+                "udev_data_dir_missing_in_container": "node_exporter_udev_data_missing"}
 
 
 def test_every_class_is_built_from_several_reports():
@@ -863,3 +874,64 @@ def test_nginx_server_conflicts_are_told_apart_from_duplicate_listen_options():
     # A fatal error in the same log wins over the warning.
     both = diagnose_log([name.evidence, default.evidence], nginx)
     assert both.severity is Severity.fatal
+
+
+def test_round_21_classes_need_their_cause_and_leave_neighbours_alone():
+    """Grafana's SQLite refusing a write (its data directory's owner), nginx's key there but unreadable (not
+    missing, not invalid), NVML denied the devices by SELinux (not a missing runtime, not a lost GPU), a
+    WAL segment or head chunk file left empty (not a block's meta.json), and udev's data missing in
+    node-exporter's container (a warning a fatal error beside it outranks)."""
+    grafana = DiagnosisContext(service="grafana")
+    readonly = diagnose_log([('t=2018-02-08T05:32:53+0000 lvl=eror msg="Fail to initialize orm engine" logger=sqlstore '
+                              'error="Sqlstore::Migration failed err: attempt to write a readonly database\\n"')], grafana)
+    # grafana#15316: SQLite busy, not refused: its own class.
+    locked = diagnose_log([('t=2020-02-25T04:10:06+0000 lvl=eror msg="Failed to look up user based on cookie" '
+                           'logger=context error="database is locked"')], grafana)
+    assert (readonly.cause, readonly.fix.key) == (C.grafana_data_permission, "images.grafana")
+    assert "readonly database" in readonly.summary and "grafana.db" in readonly.fix.text
+    assert "chown -R 472:472" in readonly.fix.text
+    assert locked.cause is C.grafana_database_locked
+
+    nginx = DiagnosisContext(service="nginx")
+    key = '/etc/letsencrypt/live/llm.lab.net/privkey.pem'
+    refused = diagnose_log([(f'nginx: [emerg] cannot load certificate key "{key}": BIO_new_file() failed (SSL: '
+                            "error:8000000D:system library::Permission denied:calling fopen("
+                            f"{key}, r) error:10080002:BIO routines::system lib)")], nginx)
+    absent = diagnose_log([(f'nginx: [emerg] cannot load certificate key "{key}": BIO_new_file() failed (SSL: '
+                           "error:80000002:system library::No such file or directory:calling fopen("
+                           f"{key}, r) error:10000080:BIO routines::no such file)")], nginx)
+    assert (refused.cause, refused.values["certificate"]) == (C.nginx_certificate_unreadable, key)
+    assert f"namei -l {key}" in refused.fix.text and "letsencrypt_dir" in refused.fix.text
+    assert absent.cause is C.nginx_certificate_missing
+
+    docker = DiagnosisContext(service="docker")
+    denied = diagnose_log(["Failed to initialize NVML: Insufficient Permissions"], docker)
+    lost = diagnose_log(["Failed to initialize NVML: Unknown Error"], docker)
+    # nvidia-gpu-prometheus-exporter#1's gonvml, with no NVML library at all.
+    missing = diagnose_log([("2018/05/29 17:39:20 Couldn't initialize gonvml: could not load NVML library. Make sure "
+                            "NVML is in the shared library search path.")], docker)
+    assert denied.cause is C.nvml_insufficient_permissions and "label=disable" in denied.fix.text
+    assert "install the NVIDIA Container Toolkit" not in denied.fix.text
+    assert (lost.cause, missing.cause) == (C.gpu_access_lost, C.no_gpu_runtime)
+
+    prometheus = DiagnosisContext(service="prometheus")
+    segment = diagnose_log([('level=error ts=2017-10-12T09:48:20.103205196Z caller=main.go:317 msg="Opening storage '
+                            'failed" err="validate meta \\"/prometheus/wal/000025\\": EOF"')], prometheus)
+    block = diagnose_log([('level=error ts=2020-10-29T03:29:33.202Z caller=main.go:764 err="opening storage failed: '
+                          'block dir: \\"/prometheus/01ENRA5TM45DGMR9PG0NF5R3M6\\": open /prometheus/'
+                          '01ENRA5TM45DGMR9PG0NF5R3M6/meta.json: no such file or directory"')], prometheus)
+    assert (segment.cause, segment.values["file"]) == (C.prometheus_wal_corrupt, "/prometheus/wal/000025")
+    assert "remove the empty file: the file /prometheus/wal/000025" in segment.fix.text
+    assert block.cause is C.prometheus_tsdb_corrupt
+
+    exporter = DiagnosisContext(service="node-exporter")
+    udev = ('ts=2023-05-18T14:33:18.824Z caller=diskstats_linux.go:264 level=error collector=diskstats msg="Failed to '
+            'open directory, disabling udev device properties" path=/run/udev/data')
+    warning = diagnose_log([udev], exporter)
+    assert (warning.cause, warning.severity, warning.fix.flag) == (
+        C.node_exporter_udev_data_missing, ADVISORY, "--path.udev.data")
+    # kubesphere#5025 (heldout_round4): the exporter's port taken stops it.
+    bind = ('ts=2022-07-03T03:09:24.247Z caller=node_exporter.go:202 level=error err="listen tcp 127.0.0.1:9100: bind: '
+            'address already in use"')
+    assert diagnose_log([udev, bind], exporter).severity is Severity.fatal
+

@@ -212,6 +212,46 @@ def test_grep_finding_itself_or_a_killed_supervisord_is_not_one_running():
         assert "pid" not in diagnosis.values and "remove the stale socket file" in diagnosis.fix.text
 
 
+def _supervisorctl(*lines: str):
+    diagnosis = diagnose_log(list(lines), _SUPERVISORD)
+    assert diagnosis is not None and diagnosis.cause is Cause.supervisor_not_running
+    return diagnosis
+
+
+def test_supervisorctl_without_a_socket_names_each_way_to_its_supervisord():
+    """supervisor#994's Python 2 socket.error and openproject#7343's bare message: the log does not say
+    which, so the fix starts supervisord, then points supervisorctl at its configuration and sections."""
+    for line in (("error: <class 'socket.error'>, [Errno 2] No such file or directory: file: "
+                 "/usr/lib/python2.7/socket.py line: 228"), "unix:///var/run/supervisor.sock no such file"):
+        diagnosis = _supervisorctl(line)
+        text = diagnosis.fix.text
+        assert text.index("stackctl up") < text.index("supervisorctl -c FILE") < text.index("[unix_http_server]")
+        assert "serverurl" in text and "[rpcinterface:supervisor]" in text
+        assert "no [unix_http_server] section" in diagnosis.summary
+
+
+def test_supervisorctl_refused_on_its_socket_is_a_supervisord_that_stopped():
+    # nyzoVerifier#13: after touching the socket file, nothing answers on it.
+    diagnosis = _supervisorctl("error: <class 'socket.error'>, [Errno 111] Connection refused: file: "
+                               "/usr/lib/python2.7/socket.py line: 228")
+    assert "nothing answers on it" in diagnosis.summary and "Touching the socket file" in diagnosis.fix.text
+
+
+def test_supervisorctl_without_a_socket_while_a_supervisord_runs_is_another_configuration():
+    diagnosis = _supervisorctl(_PS_SUPERVISORD, "unix:///tmp/supervisor.sock no such file")
+    assert diagnosis.values == {"pid": 1444, "socket": "/tmp/supervisor.sock"}
+    assert "started with another configuration file" in diagnosis.summary
+    assert diagnosis.fix.text.startswith("run supervisorctl with the configuration file it was started with")
+    # A killed one is not running: the general fix again.
+    stopped = _supervisorctl(_PS_SUPERVISORD, "$ kill 1444", "unix:///tmp/supervisor.sock no such file")
+    assert "pid" not in stopped.values and stopped.fix.text.startswith("start supervisord")
+
+
+def test_supervisorctl_reading_a_file_without_its_section_keeps_its_own_class():
+    diagnosis = diagnose_log(["Error: .ini file does not include supervisorctl section"], _SUPERVISORD)
+    assert diagnosis is not None and diagnosis.cause is Cause.supervisorctl_section_missing
+
+
 def _request(line: str):
     diagnosis = diagnose_log([line], DiagnosisContext(service="vllm"))
     assert diagnosis is not None
