@@ -61,7 +61,8 @@ _OFFER = re.compile(
     r"\b(?:please|try|consider|you (?:can|may|might|should|need|must|have to)|to (?:fix|resolve|avoid|enable|use)"
     r"|hint|set(?:ting)?|increas\w*|decreas\w*|reduc\w*|lower\w*|rais\w*|install\w*|upgrad\w*|specify|pass\w*"
     r"|enabl\w*|disabl\w*|add\w*|remov\w*|unset|export|make sure|ensure|requires?|needs?|must be|instead"
-    r"|is not set|not found|no such|missing|cannot (?:open|load|find)|could not (?:open|load|find|read))\b",
+    r"|is not set|not found|no such|missing|cannot (?:open|load|find)|could not (?:open|load|find|read))\b"
+    r"|\buse\s+[`'\"]?--?[a-z]",
     re.IGNORECASE,
 )
 _ECHOED_COMMAND = re.compile(r"^\s*usage: |exec command: \[|Command '\[|--load-kmods|^\s*\$ |^\s*\+ ")
@@ -70,8 +71,14 @@ _ECHOED_COMMAND = re.compile(r"^\s*usage: |exec command: \[|Command '\[|--load-k
 _FAILED_COMMAND = re.compile(r"\b(?P<program>[\w.-]+) failed: (?P=program) [^:]*")
 # A flag's value: any word after `=` ("--dtype=half"), only a number or a quoted string after a space
 # (the next word of a sentence is no value: "use --enforce-eager in the CLI").
-_FLAG = re.compile(r"(?<![\w-])(?P<name>--[a-z][a-z0-9]*(?:[-.][a-z0-9]+)+|--[a-z]{3,})"
+# A flag's name ends where its word does ("--compat32" is no "--compat").
+_FLAG = re.compile(r"(?<![\w-])(?P<name>--[a-z][a-z0-9]*(?:[-.][a-z0-9]+)+|--[a-z][a-z0-9]{2,})(?![\w])"
                    r"(?:=(?P<word>[\w.:/+-]*\w)|\s+(?P<value>\d[\w.]*|'[^']+'|\"[^\"]+\"))?")
+# A tool's own argument list, echoed where the terminal wrapped the command or quoted without a marker
+# ("--compute --compat32 --graphics --utility --require=cuda>=8.0 --pid=32239"): three options or more in
+# a row, each with at most its value, are a command that ran, never a sentence offering one of them.
+_OPTION = r"(?<![\w-])--?[A-Za-z][\w.-]*(?:=\S*|\s+(?:\d\S*|/\S*|'[^']*'|\"[^\"]*\"))?"
+_ARGUMENT_LIST = re.compile(rf"{_OPTION}(?:\s+{_OPTION}){{2,}}")
 # Flags a line names as what is wrong, not what to add: a flag refused ("unknown long flag
 # '--collector.x'", "unrecognized arguments: --x"), one to stop using ("instead of via the `--model`
 # option"), the flags of an install command it quotes, and help.
@@ -291,12 +298,16 @@ def _in_line(line: str) -> list[Remedy]:
                 if name == "git" and (source := _GIT_SOURCE.search(line, match.start())):
                     name = source["name"]
             remedies.append(Remedy(RemedyKind.package, name))
-    if not _OFFER.search(line):
-        return remedies + _compared_settings(line)
+    # A flag the line refuses is one to take off, whatever words it is refused in.
     for refused in _NOT_TO_ADD.finditer(line):
         for match in _FLAG.finditer(refused[0]):
             if match["name"] not in ("--help", "--version") and not refused[0].lower().startswith("pip"):
                 remedies.append(Remedy(RemedyKind.drop_flag, match["name"]))
+    # Flags read only from the line's words: not from an argument list it echoes, and an offering word
+    # inside a flag's own name ("--require=cuda>=8.0", "--enable-x") offers nothing.
+    line = _ARGUMENT_LIST.sub(" ", line)
+    if not _OFFER.search(_FLAG.sub("--x", line)):
+        return remedies + _compared_settings(line)
     for match in _FLAG.finditer(_NOT_TO_ADD.sub(" ", _FAILED_COMMAND.sub(" ", line))):
         word = match["word"].rstrip(".") if match["word"] else None
         remedies.append(Remedy(RemedyKind.flag, match["name"], word or _unquoted(match["value"])))
