@@ -47,6 +47,19 @@ class RemedyKind(str, Enum):
     # An action the log asks for in words ("Please stop the apache2 program temporarily and then try
     # again"): name = the action as the log says it.
     stated = "stated"
+    # What the operating system or a server says ran out, whatever the service (name: what ran out;
+    # value: the path, or when to retry, where the log states it): the disk ("no space left on device"),
+    # a server's rate limit ("too many requests"), a lock another process holds ("lock DB directory:
+    # resource temporarily unavailable"), and a data file found empty or cut short ("unexpected end of
+    # JSON input", "invalid magic number 0").
+    disk_full = "disk_full"
+    rate_limited = "rate_limited"
+    lock_held = "lock_held"
+    data_truncated = "data_truncated"
+
+
+# Resources run out: their value says where (a path) or when (a retry time), never a value to set.
+EXHAUSTED = frozenset({RemedyKind.disk_full, RemedyKind.rate_limited, RemedyKind.lock_held, RemedyKind.data_truncated})
 
 
 @dataclass(frozen=True)
@@ -171,6 +184,9 @@ _FILE = (
     re.compile(r"(?:could not|couldn't|cannot|can't|unable to|failed to) (?:open|read|find|load|stat|access) "
                r"(?:file |directory |config(?:uration)? file )?[`'\"]?(?P<path>/[\w./@:+-]+[\w/])", re.IGNORECASE),
     re.compile(r"(?P<path>/[\w./@:+-]+[\w]): No such file or directory"),
+    # A call the line quotes with its path, and the system's "No such file" in its reason (OpenSSL through
+    # nginx: 'BIO_new_file("/etc/letsencrypt/live/x/fullchain.pem") failed (SSL: ...No such file or directory').
+    re.compile(r"\w\([`'\"](?P<path>/[\w./@:+-]*\w)[`'\"]\) failed \([^)]*No such file or directory"),
 )
 _WRITABLE = (
     re.compile(r"\b(?:make sure|ensure)\b[^.;]{0,40}?\bwrite (?:access|permissions?) (?:to|on|for) (?:the )?"
@@ -187,7 +203,21 @@ _PERMISSION = (
                re.IGNORECASE),
     re.compile(r"\bpermission denied:? " + _PATH, re.IGNORECASE),
 )
+# The same refusal in the words of Go without its operation ("/prometheus/queries.active: permission
+# denied"), Go with a relative path ("mkdir data: permission denied"), Rust ('creating file "/x":
+# Permission denied (os error 13)') and supervisord ("couldn't chdir to /x: EACCES").
+_MORE_PERMISSION = (
+    re.compile(r"(?:^|[\s\"'=])(?P<path>/[\w./@+-]*[\w/])[`'\"]?: (?:permission denied|operation not permitted)",
+               re.IGNORECASE),
+    re.compile(r"\b(?:open|mkdir|stat|lstat|create|chmod|chown|unlink|remove|rename) (?P<path>[\w.-]+(?:/[\w.-]+)*): "
+               r"permission denied", re.IGNORECASE),
+    re.compile(r"\b(?:creating|opening|writing|reading|removing) (?:file|directory|dir) [`'\"]?(?P<path>/[\w./@:+-]*[\w/])"
+               r"[`'\"]?: permission denied", re.IGNORECASE),
+    re.compile(r"\bcouldn't (?:chdir to|open|create|write to) (?P<path>\S+?):? EACCES\b"),
+)
 _EXECUTABLE = re.compile(_PATH + r" is not executable", re.IGNORECASE)
+# exec's EACCES: the program lacks its execute bit (supervisord: "couldn't exec mytool: EACCES").
+_EXEC_DENIED = re.compile(r"\bcouldn't exec (?P<path>\S+?):? EACCES\b")
 _DIRECTORY_FOR_FILE = (
     re.compile(r"\b(?:open|read|stat|load)\w* " + _PATH + r": is a directory", re.IGNORECASE),
     re.compile(r"\[Errno 21\] Is a directory: " + _PATH),
@@ -198,6 +228,21 @@ _PORT_TAKEN = re.compile(r"address already in use|\(98: Address in use\)|\bEADDR
                          r"process|port is already (?:in use|allocated)|could not bind\b|already listening on (?:TCP |UDP )?port", re.IGNORECASE)
 _PORT_NUMBER = re.compile(r"\b(?:bind|listen|address|port)\b.{0,40}?(?:\bport\s+|:|, |\s)(?P<port>\d{2,5})\b(?!\d|\.\d)",
                           re.IGNORECASE)
+# Resources exhausted, whatever the service says it in.
+_DISK_FULL = re.compile(r"no space left on device|\[Errno 28\]|\bENOSPC\b", re.IGNORECASE)
+_DISK_PATH = re.compile(r"\b(?:write|mkdir|open|create|copy|rename)\w* [`'\"]?(?P<path>/[\w./@:+-]*[\w/])[`'\"]?:? "
+                        r"no space left on device", re.IGNORECASE)
+_RATE_LIMITED = re.compile(r"\btoo many (?:requests|certificates|failed authorizations|new orders)\b|\brateLimited\b"
+                           r"|\btoomanyrequests\b|\b429 Too Many Requests\b|\bpull rate limit\b", re.IGNORECASE)
+_RETRY_AFTER = re.compile(r"\bretry after (?P<when>\d{4}-\d\d-\d\d[ T][\d:]+(?: UTC)?)", re.IGNORECASE)
+# flock's EAGAIN: another process holds the lock (a second instance, or a filesystem without POSIX locks).
+_LOCK_HELD = re.compile(r"\block\w*\b[^;]{0,60}?: resource temporarily unavailable", re.IGNORECASE)
+_LOCK_PATH = re.compile(r"\block\w* (?:DB )?(?:directory|file)?:? ?[`'\"]?(?P<path>/[\w./@:+-]*[\w/])", re.IGNORECASE)
+# A data file read back empty or cut short: a JSON file that ends early, a file of zeros where a magic
+# number belongs, a file that ended at once ('validate meta "/prometheus/wal/000025": EOF').
+_TRUNCATED = re.compile(r"unexpected end of JSON input|invalid magic number 0\b|[`'\"]/[\w./@:+-]+[`'\"]: EOF\b",
+                        re.IGNORECASE)
+_TRUNCATED_PATH = re.compile(r"[`'\"]?(?P<path>/[\w./@:+-]*\w)[`'\"]?: (?:invalid magic number 0|EOF|unexpected end)")
 # A component too old, in the words that ask for a newer one.
 _UPGRADE = (
     re.compile(r"\bplease (?:upgrade|update) (?:your |the )?(?P<name>[\w.-]+?)(?: to (?:a )?newer version"
@@ -345,15 +390,29 @@ def _spelled(name: str) -> str:
 
 
 def _os_remedies(line: str) -> list[Remedy]:
-    """What the operating system's refusal names: a port taken, a path denied, a program not
-    executable, a directory in a file's place; and a component the line asks to upgrade."""
+    """What the operating system's refusal names: a port taken, a path denied, a program not executable, a
+    directory in a file's place, the disk full, a lock another process holds, a data file cut short; a
+    server's rate limit; and a component the line asks to upgrade."""
     found: list[Remedy] = []
     if _PORT_TAKEN.search(line):
         number = _PORT_NUMBER.search(line)
         found.append(Remedy(RemedyKind.port, number["port"] if number else ""))
-    for pattern in _PERMISSION:
+    for pattern in (*_PERMISSION, *_MORE_PERMISSION):
         found.extend(Remedy(RemedyKind.permission, match["path"].rstrip(".")) for match in pattern.finditer(line))
-    found.extend(Remedy(RemedyKind.executable, match["path"]) for match in _EXECUTABLE.finditer(line))
+    if _DISK_FULL.search(line):
+        where = _DISK_PATH.search(line)
+        found.append(Remedy(RemedyKind.disk_full, "disk", where["path"] if where else None))
+    if _RATE_LIMITED.search(line):
+        retry = _RETRY_AFTER.search(line)
+        found.append(Remedy(RemedyKind.rate_limited, "rate limit", retry["when"] if retry else None))
+    if _LOCK_HELD.search(line):
+        where = _LOCK_PATH.search(line)
+        found.append(Remedy(RemedyKind.lock_held, "lock", where["path"] if where else None))
+    if _TRUNCATED.search(line):
+        where = _TRUNCATED_PATH.search(line)
+        found.append(Remedy(RemedyKind.data_truncated, "data file", where["path"] if where else None))
+    for pattern in (_EXECUTABLE, _EXEC_DENIED):
+        found.extend(Remedy(RemedyKind.executable, match["path"]) for match in pattern.finditer(line))
     for pattern in _DIRECTORY_FOR_FILE:
         found.extend(Remedy(RemedyKind.directory_for_file, match["path"]) for match in pattern.finditer(line))
     for pattern in _UPGRADE:
