@@ -128,7 +128,10 @@ held-out set of real failure logs collected from other public reports and never 
   were dropped before measuring (two nginx upstreams named after Compose services, a fix stackctl's
   rendered upstreams never need; one pasted line Docker does not print that way) and text fields
   that only repeated the log removed; measured once: 6/8 = 75.0% (own set then 1235/1235), too few
-  to say much; rounds 16 to 22 together: 51/85 = 60.0%).
+  to say much; rounds 16 to 22 together: 51/85 = 60.0%; its misses led to any driver file an
+  image carries (nvidia-smi too) read as the image's driver files, an old libnvidia-container's
+  failed stat of a GPU's name, and the flags of a command the log echoes never read as remedies:
+  own set then 1247/1247).
 - held-out: tests/data/heldout_failures, the next round: logs from other reports, collected after
   the round before was built from, by a collector who saw neither the signatures nor that work;
   measured once. Each file's `# fix:` header lists what a right fix names (`key=`, `flag=`, `env=`:
