@@ -243,6 +243,11 @@ _LOCK_PATH = re.compile(r"\block\w* (?:DB )?(?:directory|file)?:? ?[`'\"]?(?P<pa
 _TRUNCATED = re.compile(r"unexpected end of JSON input|invalid magic number 0\b|[`'\"]/[\w./@:+-]+[`'\"]: EOF\b",
                         re.IGNORECASE)
 _TRUNCATED_PATH = re.compile(r"[`'\"]?(?P<path>/[\w./@:+-]*\w)[`'\"]?: (?:invalid magic number 0|EOF|unexpected end)")
+# What ran out: its kind and name, the words that say so, and where (or when) the line states it.
+_RAN_OUT = ((RemedyKind.disk_full, "disk", _DISK_FULL, _DISK_PATH),
+            (RemedyKind.rate_limited, "rate limit", _RATE_LIMITED, _RETRY_AFTER),
+            (RemedyKind.lock_held, "lock", _LOCK_HELD, _LOCK_PATH),
+            (RemedyKind.data_truncated, "data file", _TRUNCATED, _TRUNCATED_PATH))
 # A component too old, in the words that ask for a newer one.
 _UPGRADE = (
     re.compile(r"\bplease (?:upgrade|update) (?:your |the )?(?P<name>[\w.-]+?)(?: to (?:a )?newer version"
@@ -399,18 +404,10 @@ def _os_remedies(line: str) -> list[Remedy]:
         found.append(Remedy(RemedyKind.port, number["port"] if number else ""))
     for pattern in (*_PERMISSION, *_MORE_PERMISSION):
         found.extend(Remedy(RemedyKind.permission, match["path"].rstrip(".")) for match in pattern.finditer(line))
-    if _DISK_FULL.search(line):
-        where = _DISK_PATH.search(line)
-        found.append(Remedy(RemedyKind.disk_full, "disk", where["path"] if where else None))
-    if _RATE_LIMITED.search(line):
-        retry = _RETRY_AFTER.search(line)
-        found.append(Remedy(RemedyKind.rate_limited, "rate limit", retry["when"] if retry else None))
-    if _LOCK_HELD.search(line):
-        where = _LOCK_PATH.search(line)
-        found.append(Remedy(RemedyKind.lock_held, "lock", where["path"] if where else None))
-    if _TRUNCATED.search(line):
-        where = _TRUNCATED_PATH.search(line)
-        found.append(Remedy(RemedyKind.data_truncated, "data file", where["path"] if where else None))
+    for kind, name, said, detail in _RAN_OUT:
+        if said.search(line):
+            where = detail.search(line)
+            found.append(Remedy(kind, name, where[1] if where else None))
     for pattern in (_EXECUTABLE, _EXEC_DENIED):
         found.extend(Remedy(RemedyKind.executable, match["path"]) for match in pattern.finditer(line))
     for pattern in _DIRECTORY_FOR_FILE:
