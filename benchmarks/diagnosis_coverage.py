@@ -119,16 +119,22 @@ held-out set of real failure logs collected from other public reports and never 
   told apart from one missing, NVML denied the devices by SELinux told apart from no runtime, a WAL
   segment or head chunk file left empty or out of sequence, supervisorctl's socket error naming
   each way to its supervisord, and node-exporter's udev warning (and the fragment's missing
-  --path.udev.data): own set then 1235/1235).
-- held-out: tests/data/heldout_failures, round 22: 8 logs from 8 other reports (7 GitHub issues
+  --path.udev.data): own set then 1235/1235)
+  and tests/data/heldout_round22 (8 logs from 8 other reports: 7 GitHub issues
   in projects that deploy these services and the services' own, 1 troubleshooting document; ports
   taken (nginx, Grafana, certbot), the toolkit's older mount errors, Prometheus's and Grafana's data
-  permissions; no unused vLLM or client report was found), collected while round 21's classes were
+  permissions; no unused vLLM or client report was found; collected while round 21's classes were
   being built, by a collector who saw neither the signatures nor that work; three of its 11 logs
   were dropped before measuring (two nginx upstreams named after Compose services, a fix stackctl's
   rendered upstreams never need; one pasted line Docker does not print that way) and text fields
   that only repeated the log removed; measured once: 6/8 = 75.0% (own set then 1235/1235), too few
-  to say much. Rounds 16 to 22 together: 51/85 = 60.0%. Each file's `# fix:` header lists what a right fix names (`key=`, `flag=`, `env=`:
+  to say much; rounds 16 to 22 together: 51/85 = 60.0%; its misses led to any driver file an
+  image carries (nvidia-smi too) read as the image's driver files, an old libnvidia-container's
+  failed stat of a GPU's name, and the flags of a command the log echoes never read as remedies:
+  own set then 1247/1247).
+- held-out: tests/data/heldout_failures, the next round: logs from other reports, collected after
+  the round before was built from, by a collector who saw neither the signatures nor that work;
+  measured once. Each file's `# fix:` header lists what a right fix names (`key=`, `flag=`, `env=`:
   that field of the fix; `text=`: words in the fix sentence); any one suffices. The class in the
   file name is only a label: a fix reached by another class, or by the fallback reading the remedy
   the log names, counts the same.

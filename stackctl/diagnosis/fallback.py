@@ -19,7 +19,7 @@ from stackctl.diagnosis.log_lines import (
     stated_failure,
     strip_prefixes,
 )
-from stackctl.diagnosis.remedy import Remedy, RemedyKind, named_remedies
+from stackctl.diagnosis.remedy import EXHAUSTED, Remedy, RemedyKind, named_remedies
 from stackctl.diagnosis.stack_keys import Placement, as_flag, placement, switch
 from stackctl.diagnosis.verdict import Cause, Diagnosis, DiagnosisContext, Fix, Severity
 
@@ -103,7 +103,7 @@ def _fix(remedies: list[Remedy], context: DiagnosisContext, fatal: bool) -> Fix:
     is_switch = first.kind is RemedyKind.setting and switch(first.value) is not None
     return Fix(text + "; then `stackctl up`", key=where.key, flag=flag,
                env=first.name if first.kind is RemedyKind.env else None,
-               value=None if is_switch and flag else first.value)
+               value=None if (is_switch and flag) or first.kind in EXHAUSTED else first.value)
 
 
 def _without_error_line(lines: list[str], context: DiagnosisContext) -> Diagnosis | None:

@@ -47,6 +47,19 @@ class RemedyKind(str, Enum):
     # An action the log asks for in words ("Please stop the apache2 program temporarily and then try
     # again"): name = the action as the log says it.
     stated = "stated"
+    # What the operating system or a server says ran out, whatever the service (name: what ran out;
+    # value: the path, or when to retry, where the log states it): the disk ("no space left on device"),
+    # a server's rate limit ("too many requests"), a lock another process holds ("lock DB directory:
+    # resource temporarily unavailable"), and a data file found empty or cut short ("unexpected end of
+    # JSON input", "invalid magic number 0").
+    disk_full = "disk_full"
+    rate_limited = "rate_limited"
+    lock_held = "lock_held"
+    data_truncated = "data_truncated"
+
+
+# Resources run out: their value says where (a path) or when (a retry time), never a value to set.
+EXHAUSTED = frozenset({RemedyKind.disk_full, RemedyKind.rate_limited, RemedyKind.lock_held, RemedyKind.data_truncated})
 
 
 @dataclass(frozen=True)
@@ -61,7 +74,8 @@ _OFFER = re.compile(
     r"\b(?:please|try|consider|you (?:can|may|might|should|need|must|have to)|to (?:fix|resolve|avoid|enable|use)"
     r"|hint|set(?:ting)?|increas\w*|decreas\w*|reduc\w*|lower\w*|rais\w*|install\w*|upgrad\w*|specify|pass\w*"
     r"|enabl\w*|disabl\w*|add\w*|remov\w*|unset|export|make sure|ensure|requires?|needs?|must be|instead"
-    r"|is not set|not found|no such|missing|cannot (?:open|load|find)|could not (?:open|load|find|read))\b",
+    r"|is not set|not found|no such|missing|cannot (?:open|load|find)|could not (?:open|load|find|read))\b"
+    r"|\buse\s+[`'\"]?--?[a-z]",
     re.IGNORECASE,
 )
 _ECHOED_COMMAND = re.compile(r"^\s*usage: |exec command: \[|Command '\[|--load-kmods|^\s*\$ |^\s*\+ ")
@@ -70,8 +84,14 @@ _ECHOED_COMMAND = re.compile(r"^\s*usage: |exec command: \[|Command '\[|--load-k
 _FAILED_COMMAND = re.compile(r"\b(?P<program>[\w.-]+) failed: (?P=program) [^:]*")
 # A flag's value: any word after `=` ("--dtype=half"), only a number or a quoted string after a space
 # (the next word of a sentence is no value: "use --enforce-eager in the CLI").
-_FLAG = re.compile(r"(?<![\w-])(?P<name>--[a-z][a-z0-9]*(?:[-.][a-z0-9]+)+|--[a-z]{3,})"
+# A flag's name ends where its word does ("--compat32" is no "--compat").
+_FLAG = re.compile(r"(?<![\w-])(?P<name>--[a-z][a-z0-9]*(?:[-.][a-z0-9]+)+|--[a-z][a-z0-9]{2,})(?![\w])"
                    r"(?:=(?P<word>[\w.:/+-]*\w)|\s+(?P<value>\d[\w.]*|'[^']+'|\"[^\"]+\"))?")
+# A tool's own argument list, echoed where the terminal wrapped the command or quoted without a marker
+# ("--compute --compat32 --graphics --utility --require=cuda>=8.0 --pid=32239"): three options or more in
+# a row, each with at most its value, are a command that ran, never a sentence offering one of them.
+_OPTION = r"(?<![\w-])--?[A-Za-z][\w.-]*(?:=\S*|\s+(?:\d\S*|/\S*|'[^']*'|\"[^\"]*\"))?"
+_ARGUMENT_LIST = re.compile(rf"{_OPTION}(?:\s+{_OPTION}){{2,}}")
 # Flags a line names as what is wrong, not what to add: a flag refused ("unknown long flag
 # '--collector.x'", "unrecognized arguments: --x"), one to stop using ("instead of via the `--model`
 # option"), the flags of an install command it quotes, and help.
@@ -164,6 +184,9 @@ _FILE = (
     re.compile(r"(?:could not|couldn't|cannot|can't|unable to|failed to) (?:open|read|find|load|stat|access) "
                r"(?:file |directory |config(?:uration)? file )?[`'\"]?(?P<path>/[\w./@:+-]+[\w/])", re.IGNORECASE),
     re.compile(r"(?P<path>/[\w./@:+-]+[\w]): No such file or directory"),
+    # A call the line quotes with its path, and the system's "No such file" in its reason (OpenSSL through
+    # nginx: 'BIO_new_file("/etc/letsencrypt/live/x/fullchain.pem") failed (SSL: ...No such file or directory').
+    re.compile(r"\w\([`'\"](?P<path>/[\w./@:+-]*\w)[`'\"]\) failed \([^)]*No such file or directory"),
 )
 _WRITABLE = (
     re.compile(r"\b(?:make sure|ensure)\b[^.;]{0,40}?\bwrite (?:access|permissions?) (?:to|on|for) (?:the )?"
@@ -180,7 +203,21 @@ _PERMISSION = (
                re.IGNORECASE),
     re.compile(r"\bpermission denied:? " + _PATH, re.IGNORECASE),
 )
+# The same refusal in the words of Go without its operation ("/prometheus/queries.active: permission
+# denied"), Go with a relative path ("mkdir data: permission denied"), Rust ('creating file "/x":
+# Permission denied (os error 13)') and supervisord ("couldn't chdir to /x: EACCES").
+_MORE_PERMISSION = (
+    re.compile(r"(?:^|[\s\"'=])(?P<path>/[\w./@+-]*[\w/])[`'\"]?: (?:permission denied|operation not permitted)",
+               re.IGNORECASE),
+    re.compile(r"\b(?:open|mkdir|stat|lstat|create|chmod|chown|unlink|remove|rename) (?P<path>[\w.-]+(?:/[\w.-]+)*): "
+               r"permission denied", re.IGNORECASE),
+    re.compile(r"\b(?:creating|opening|writing|reading|removing) (?:file|directory|dir) [`'\"]?(?P<path>/[\w./@:+-]*[\w/])"
+               r"[`'\"]?: permission denied", re.IGNORECASE),
+    re.compile(r"\bcouldn't (?:chdir to|open|create|write to) (?P<path>\S+?):? EACCES\b"),
+)
 _EXECUTABLE = re.compile(_PATH + r" is not executable", re.IGNORECASE)
+# exec's EACCES: the program lacks its execute bit (supervisord: "couldn't exec mytool: EACCES").
+_EXEC_DENIED = re.compile(r"\bcouldn't exec (?P<path>\S+?):? EACCES\b")
 _DIRECTORY_FOR_FILE = (
     re.compile(r"\b(?:open|read|stat|load)\w* " + _PATH + r": is a directory", re.IGNORECASE),
     re.compile(r"\[Errno 21\] Is a directory: " + _PATH),
@@ -191,6 +228,26 @@ _PORT_TAKEN = re.compile(r"address already in use|\(98: Address in use\)|\bEADDR
                          r"process|port is already (?:in use|allocated)|could not bind\b|already listening on (?:TCP |UDP )?port", re.IGNORECASE)
 _PORT_NUMBER = re.compile(r"\b(?:bind|listen|address|port)\b.{0,40}?(?:\bport\s+|:|, |\s)(?P<port>\d{2,5})\b(?!\d|\.\d)",
                           re.IGNORECASE)
+# Resources exhausted, whatever the service says it in.
+_DISK_FULL = re.compile(r"no space left on device|\[Errno 28\]|\bENOSPC\b", re.IGNORECASE)
+_DISK_PATH = re.compile(r"\b(?:write|mkdir|open|create|copy|rename)\w* [`'\"]?(?P<path>/[\w./@:+-]*[\w/])[`'\"]?:? "
+                        r"no space left on device", re.IGNORECASE)
+_RATE_LIMITED = re.compile(r"\btoo many (?:requests|certificates|failed authorizations|new orders)\b|\brateLimited\b"
+                           r"|\btoomanyrequests\b|\b429 Too Many Requests\b|\bpull rate limit\b", re.IGNORECASE)
+_RETRY_AFTER = re.compile(r"\bretry after (?P<when>\d{4}-\d\d-\d\d[ T][\d:]+(?: UTC)?)", re.IGNORECASE)
+# flock's EAGAIN: another process holds the lock (a second instance, or a filesystem without POSIX locks).
+_LOCK_HELD = re.compile(r"\block\w*\b[^;]{0,60}?: resource temporarily unavailable", re.IGNORECASE)
+_LOCK_PATH = re.compile(r"\block\w* (?:DB )?(?:directory|file)?:? ?[`'\"]?(?P<path>/[\w./@:+-]*[\w/])", re.IGNORECASE)
+# A data file read back empty or cut short: a JSON file that ends early, a file of zeros where a magic
+# number belongs, a file that ended at once ('validate meta "/prometheus/wal/000025": EOF').
+_TRUNCATED = re.compile(r"unexpected end of JSON input|invalid magic number 0\b|[`'\"]/[\w./@:+-]+[`'\"]: EOF\b",
+                        re.IGNORECASE)
+_TRUNCATED_PATH = re.compile(r"[`'\"]?(?P<path>/[\w./@:+-]*\w)[`'\"]?: (?:invalid magic number 0|EOF|unexpected end)")
+# What ran out: its kind and name, the words that say so, and where (or when) the line states it.
+_RAN_OUT = ((RemedyKind.disk_full, "disk", _DISK_FULL, _DISK_PATH),
+            (RemedyKind.rate_limited, "rate limit", _RATE_LIMITED, _RETRY_AFTER),
+            (RemedyKind.lock_held, "lock", _LOCK_HELD, _LOCK_PATH),
+            (RemedyKind.data_truncated, "data file", _TRUNCATED, _TRUNCATED_PATH))
 # A component too old, in the words that ask for a newer one.
 _UPGRADE = (
     re.compile(r"\bplease (?:upgrade|update) (?:your |the )?(?P<name>[\w.-]+?)(?: to (?:a )?newer version"
@@ -291,12 +348,16 @@ def _in_line(line: str) -> list[Remedy]:
                 if name == "git" and (source := _GIT_SOURCE.search(line, match.start())):
                     name = source["name"]
             remedies.append(Remedy(RemedyKind.package, name))
-    if not _OFFER.search(line):
-        return remedies + _compared_settings(line)
+    # A flag the line refuses is one to take off, whatever words it is refused in.
     for refused in _NOT_TO_ADD.finditer(line):
         for match in _FLAG.finditer(refused[0]):
             if match["name"] not in ("--help", "--version") and not refused[0].lower().startswith("pip"):
                 remedies.append(Remedy(RemedyKind.drop_flag, match["name"]))
+    # Flags read only from the line's words: not from an argument list it echoes, and an offering word
+    # inside a flag's own name ("--require=cuda>=8.0", "--enable-x") offers nothing.
+    line = _ARGUMENT_LIST.sub(" ", line)
+    if not _OFFER.search(_FLAG.sub("--x", line)):
+        return remedies + _compared_settings(line)
     for match in _FLAG.finditer(_NOT_TO_ADD.sub(" ", _FAILED_COMMAND.sub(" ", line))):
         word = match["word"].rstrip(".") if match["word"] else None
         remedies.append(Remedy(RemedyKind.flag, match["name"], word or _unquoted(match["value"])))
@@ -334,15 +395,21 @@ def _spelled(name: str) -> str:
 
 
 def _os_remedies(line: str) -> list[Remedy]:
-    """What the operating system's refusal names: a port taken, a path denied, a program not
-    executable, a directory in a file's place; and a component the line asks to upgrade."""
+    """What the operating system's refusal names: a port taken, a path denied, a program not executable, a
+    directory in a file's place, the disk full, a lock another process holds, a data file cut short; a
+    server's rate limit; and a component the line asks to upgrade."""
     found: list[Remedy] = []
     if _PORT_TAKEN.search(line):
         number = _PORT_NUMBER.search(line)
         found.append(Remedy(RemedyKind.port, number["port"] if number else ""))
-    for pattern in _PERMISSION:
+    for pattern in (*_PERMISSION, *_MORE_PERMISSION):
         found.extend(Remedy(RemedyKind.permission, match["path"].rstrip(".")) for match in pattern.finditer(line))
-    found.extend(Remedy(RemedyKind.executable, match["path"]) for match in _EXECUTABLE.finditer(line))
+    for kind, name, said, detail in _RAN_OUT:
+        if said.search(line):
+            where = detail.search(line)
+            found.append(Remedy(kind, name, where[1] if where else None))
+    for pattern in (_EXECUTABLE, _EXEC_DENIED):
+        found.extend(Remedy(RemedyKind.executable, match["path"]) for match in pattern.finditer(line))
     for pattern in _DIRECTORY_FOR_FILE:
         found.extend(Remedy(RemedyKind.directory_for_file, match["path"]) for match in pattern.finditer(line))
     for pattern in _UPGRADE:

@@ -70,6 +70,10 @@ def _repository(reference: str) -> str:
 # The user each service's default image runs as (uid), where it is not root: a path it must use
 # has to be theirs.
 SERVICE_USERS = {"grafana": ("grafana", 472), "prometheus": ("nobody", 65534), "node-exporter": ("nobody", 65534)}
+# Where each service keeps the data it reads back at start (in its container), for a fix that has to
+# name a directory where the log names none.
+SERVICE_DATA_DIRS = {"prometheus": "/prometheus", "grafana": "/var/lib/grafana", "certbot": "/etc/letsencrypt",
+                     "supervisord": "/var/log/supervisor"}
 # Services whose flags come from the engine's command line that stack.yaml extends.
 _ENGINE_SERVICES = frozenset({"vllm", "ray-head", "ray-worker"})
 # Services that relay the engine's refusals (a client's error is vLLM's): an engine setting with a
@@ -207,6 +211,9 @@ def _host_placement(remedy: Remedy, service: str, port_keys: Mapping[int, str]) 
                          f"{path} is a directory where {service} expects a file: Docker makes a directory for a bind "
                          "mount whose host file is missing; remove that directory on the host, create the file, then "
                          "`stackctl up`")
+    exhausted = _exhausted_placement(remedy, service)
+    if exhausted is not None:
+        return exhausted
     if remedy.kind is RemedyKind.upgrade:
         version = f" (>= {remedy.value})" if remedy.value else ""
         if service in _ENGINE_SERVICES:
@@ -217,4 +224,52 @@ def _host_placement(remedy: Remedy, service: str, port_keys: Mapping[int, str]) 
             return Placement(None, f"upgrade the {path}{version}: a newer docker client (the docker CLI, its Compose "
                                    "plugin, or the SDK or image that carries one) than the daemon refuses")
         return Placement(f"images.{service}", f"upgrade {path}{version}: a newer images.{service} in stack.yaml")
+    return None
+
+
+def _exhausted_placement(remedy: Remedy, service: str) -> Placement | None:
+    """A resource the log says ran out, said for the service that ran out of it: the disk, a server's
+    rate limit, a lock another process holds, a data file left empty or cut short."""
+    path = remedy.value or ""
+    data = SERVICE_DATA_DIRS.get(service)
+    if remedy.kind is RemedyKind.disk_full:
+        if service in ("docker", "compose"):
+            # The path is inside the image being unpacked: the disk is the one under Docker's data-root.
+            return Placement(None, "the disk is full (no space left on device): Docker unpacks images and keeps "
+                                   "layers under its data-root (/var/lib/docker; `docker system df` shows what it "
+                                   "holds, `df -h /var/lib/docker` the free space): free space there with `docker "
+                                   "system prune`, which removes what no container uses, or move data-root to a "
+                                   "larger disk in /etc/docker/daemon.json")
+        where = path or data or ""
+        text = (f"the disk is full (no space left on device{' writing ' + path if path else ''}): free space on the "
+                f"filesystem that holds {where or 'what ' + service + ' writes'} (`df -h{' ' + where if where else ''}` "
+                "shows it)")
+        if service in _ENGINE_SERVICES:
+            return Placement("hf_cache", text + "; the weights go where hf_cache points: free space there or set "
+                                                "hf_cache in stack.yaml to a larger disk")
+        return Placement(None, text)
+    if remedy.kind is RemedyKind.rate_limited:
+        when = f" (the log says: retry after {path})" if path else ""
+        text = (f"a rate limit of the server {service} calls was reached: wait until it resets{when} rather than "
+                "retrying at once, and stop whatever retries in a loop")
+        if service in ("docker", "compose"):
+            return Placement(None, text + "; Docker Hub counts anonymous pulls per address: `docker login` raises "
+                                          "the limit")
+        if service == "certbot":
+            return Placement("letsencrypt_dir", text + "; Let's Encrypt's limits reset within a week: keep "
+                                                       "letsencrypt_dir across restarts so certbot reuses the "
+                                                       "certificate it has, and try changes with --staging")
+        return Placement(None, text)
+    if remedy.kind is RemedyKind.lock_held:
+        where = path or data or f"{service}'s data directory"
+        return Placement(None, f"another process holds the lock on {where}: most often another {service} using the "
+                               "same directory (`stackctl status`; an older stack or a system service): stop it; a "
+                               "filesystem without POSIX locks (NFS, some network shares) refuses the lock: keep the "
+                               "data on a local disk")
+    if remedy.kind is RemedyKind.data_truncated:
+        directory = path.rsplit("/", 1)[0] if path.count("/") > 1 else (data or "")
+        find = f" (`find {directory} -size 0` lists empty files)" if directory else ""
+        return Placement(None, f"a file {service} reads at start{' (' + path + ')' if path else ''} is empty or cut "
+                               "short, most often after the disk filled or a crash: move it out of the way (or "
+                               f"restore it from a backup){find} and free disk space (`df -h`)")
     return None

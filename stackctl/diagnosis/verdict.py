@@ -229,6 +229,8 @@ class Cause(str, Enum):
     nvml_insufficient_permissions = "nvml-insufficient-permissions"
     prometheus_wal_corrupt = "prometheus-wal-corrupt"
     node_exporter_udev_data_missing = "node-exporter-udev-data-missing"
+    # Round 22's misses, built by cause.
+    libnvidia_container_outdated = "libnvidia-container-outdated"
     # no signature knows it: the decisive error line and the remedy the log names (fallback.py)
     unrecognised = "unrecognised"
 

@@ -1,9 +1,10 @@
-"""The NVIDIA container runtime failing to hand the GPU to a container: driver libraries the image
-ships itself, a container started without the runtime (no nvidia-smi inside), the runtime's hook
+"""The NVIDIA container runtime failing to hand the GPU to a container: driver files (libraries,
+nvidia-smi) the image ships itself, a container started without the runtime (no nvidia-smi inside), the runtime's hook
 called directly where it must not be (Jetson's csv mode, CDI mode), device rules the runtime may not
 add to a cgroup v2 container (rootless Docker), a CDI spec whose hook binary is not installed
 (nvidia-cdi-hook, a separate binary since toolkit 1.16), toolkit 1.17.0's IMEX default refusing
-legacy images, and WSL without GPU support."""
+legacy images, an old libnvidia-container misreading the driver's GPU listing, and WSL without GPU
+support."""
 
 from __future__ import annotations
 
@@ -30,22 +31,27 @@ def _image_key(evidence: Evidence) -> str:
     return images_key(evidence, default="images.vllm") or "images.vllm"
 
 
-_LIBRARY = re.compile(r"file creation failed: \S*/(?P<library>lib(?:nvidia|cuda)[\w.-]*\.so[\d.]*): file exists")
+# Any driver file the runtime mounts from the host (a library, nvidia-smi and the driver's other
+# programs, firmware) that the image already has: libnvidia-container cannot create its mount point.
+_DRIVER_FILE = re.compile(r"file creation failed: \S*/(?P<file>[^/\s:]+): file exists")
 
 
-def _driver_libs_conflict(evidence: Evidence) -> Diagnosis:
-    library = evidence.read(_LIBRARY).get("library", "libnvidia-ml.so.1")
+def _driver_files_conflict(evidence: Evidence) -> Diagnosis:
+    driver_file = evidence.read(_DRIVER_FILE).get("file", "libnvidia-ml.so.1")
+    library = ".so" in driver_file
+    what = "library" if library else "file"
     key = _image_key(evidence)
     return found(evidence, Cause.container_driver_libs_conflict,
-                 f"the image carries its own copy of the NVIDIA driver library {library}, which the NVIDIA runtime "
+                 f"the image carries its own copy of the NVIDIA driver {what} {driver_file}, which the NVIDIA runtime "
                  "mounts from the host: the two collide and the container does not start",
-                 Fix(f"the driver's user-space libraries ({library}) must come from the host, never from the image: set "
+                 Fix(f"the driver's user-space files ({driver_file}) must come from the host, never from the image: set "
                      f"{key} in stack.yaml to an image built on nvidia/cuda whose CUDA version the host driver "
-                     "supports (NGC and vllm/vllm-openai images are), or rebuild yours to remove the driver libraries "
-                     "from the image (`apt remove libnvidia-compute-*`, and remove the libnvidia-ml.so.1 any other step "
-                     "copied under /usr/lib, as images built for WSL with the driver's libraries do: the runtime's "
-                     "mount of the host's copy fails on it with \"file exists\"); then `stackctl up`",
-                     key=key), library=library)
+                     "supports (NGC and vllm/vllm-openai images are), or rebuild yours to remove the driver files "
+                     "from the image (`apt remove libnvidia-compute-*` and the nvidia-utils package that brings "
+                     "nvidia-smi, and remove any nvidia-smi or libnvidia-ml.so.1 another step copied into the image, "
+                     "as images built for WSL with the driver's libraries do: the runtime's mount of the host's copy "
+                     "fails on it with \"file exists\"); then `stackctl up`",
+                     key=key), file=driver_file)
 
 
 def _runtime_missing(evidence: Evidence) -> Diagnosis:
@@ -170,6 +176,28 @@ def _nvidia_toolkit_hook_failed(evidence: Evidence) -> Diagnosis:
                      "nvidia.yaml`) and `stackctl up`"), hook=hook)
 
 
+# Where libnvidia-container looked for the GPU's entry under /proc/driver/nvidia: a GPU's name read as
+# a path ("/GeForce", "/Tesla V100-SXM2-16GB") or a bus id cut short ("/proc/driver/nvidia/gpus/cfdd:00:00.0"
+# for 03f8cfdd:00:00.0).
+_MISREAD_PATH = re.compile(r"stat failed: (?P<path>/proc/driver/nvidia/\S+?|/[^/:\\\n]+?): no such file or directory")
+
+
+def _libnvidia_container_outdated(evidence: Evidence) -> Diagnosis:
+    """Older libnvidia-container releases misread what the driver lists of each GPU (a name where a path
+    belongs, a long PCI domain cut short) and then fail to stat it; newer releases read it right."""
+    path = evidence.read(_MISREAD_PATH).get("path", "")
+    return found(evidence, Cause.libnvidia_container_outdated,
+                 f"the NVIDIA runtime's libnvidia-container looked for the GPU at {path or 'a path'} that does not "
+                 "exist: it misread the driver's listing of the GPU (its name, or a bus id with a long PCI domain), "
+                 "a bug of older libnvidia-container releases; the container does not start",
+                 Fix("update libnvidia-container and the NVIDIA Container Toolkit together from NVIDIA's repository "
+                     "(`sudo apt install libnvidia-container1 libnvidia-container-tools nvidia-container-toolkit`; "
+                     "`nvidia-container-cli --version` shows the release), then `sudo systemctl restart docker` and "
+                     "`stackctl up`. If apt offers no newer release, /etc/apt/sources.list.d/nvidia-container-toolkit.list "
+                     "(older installs: libnvidia-container.list) must point at NVIDIA's current repository"),
+                 **({"path": path} if path else {}))
+
+
 def _wsl_no_gpu_adapter(evidence: Evidence) -> Diagnosis:
     return found(evidence, Cause.wsl_no_gpu_adapter,
                  "Docker runs under WSL, but WSL exposes no GPU adapter: no NVIDIA GPU reaches Linux there",
@@ -180,8 +208,8 @@ def _wsl_no_gpu_adapter(evidence: Evidence) -> Diagnosis:
 
 
 SIGNATURES: tuple[Signature, ...] = (
-    signature(Cause.container_driver_libs_conflict, r"file creation failed: \S*/lib(?:nvidia|cuda)[\w.-]*\.so[\d.]*: file exists",
-              _driver_libs_conflict),
+    signature(Cause.container_driver_libs_conflict, r"file creation failed: \S*/[^/\s:]+: file exists",
+              _driver_files_conflict),
     signature(Cause.container_runtime_missing, r"exec: \\?\"nvidia-smi\\?\": executable file not found in \$PATH",
               _runtime_missing),
     signature(Cause.no_gpu_runtime, r"exec: \\?\"nvidia-container-runtime-hook\\?\": executable file not found"
@@ -195,5 +223,8 @@ SIGNATURES: tuple[Signature, ...] = (
               _nvidia_toolkit_imex_channel),
     signature(Cause.nvidia_toolkit_hook_failed, r"error executing hook `?/\S*nvidia-(?:ctk|cdi-hook)`? \(exit code",
               _nvidia_toolkit_hook_failed),
+    signature(Cause.libnvidia_container_outdated,
+              r"mount error: stat failed: (?:/proc/driver/nvidia/|/[^/:\\]+: no such file)",
+              _libnvidia_container_outdated),
     signature(Cause.wsl_no_gpu_adapter, r"WSL environment detected but no adapters were found", _wsl_no_gpu_adapter),
 )

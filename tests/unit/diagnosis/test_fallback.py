@@ -121,6 +121,30 @@ def test_debug_variables_and_echoed_commands_are_not_remedies():
         ["ValueError: engine failed: the window does not fit; try --max-model-len 4096"])
 
 
+
+def test_a_tools_own_argument_list_is_no_remedy_where_the_terminal_wrapped_its_marker_away():
+    # nvidia-docker#825: the echoed nvidia-container-cli command went on past a line break, so its second
+    # line has no "exec command: [" marker; its --require=cuda>=8.0 holds an offering word in its name.
+    wrapped = ("pute --compat32 --graphics --utility --video --display --require=cuda>=8.0 --pid=32239 /var/lib/docker/"
+               "overlay2/bd4f/merged]\\\\nnvidia-container-cli: m")
+    assert named_remedies([wrapped]) == []
+    docker = diagnose_log([("OCI runtime create failed: exec command: [/usr/bin/nvidia-container-cli --load-kmods "
+                           "configure --device=all --com"), wrapped, "ount error: mount failed: /dev/x: unknown"],
+                          DiagnosisContext(service="docker", failed=True))
+    assert docker.cause is Cause.unrecognised and "--compat" not in docker.fix.text
+    # A flag's name ends where its word does: --compat32 is no --compat.
+    assert named_remedies(["try --compat32"]) == [Remedy(RemedyKind.flag, "--compat32")]
+    # A flag the line offers stays one, also beside an echoed command, and "use --flag" offers it.
+    assert Remedy(RemedyKind.flag, "--cap-add") in named_remedies(
+        ["To get profiling metrics with dcgm-exporter, use --cap-add SYS_ADMIN"])
+
+
+def test_a_refused_flag_is_one_to_remove_whatever_words_refuse_it():
+    # vllm#13669: argparse's refusal alone, with no word that offers anything.
+    assert named_remedies(["api_server.py: error: unrecognized arguments: --lora-path /models/lora"]) == [
+        Remedy(RemedyKind.drop_flag, "--lora-path")]
+
+
 @pytest.mark.parametrize(("service", "lines", "evidence"), [
     ("nginx", ['2024/01/01 00:00:00 [notice] 1#1: using the "epoll" event method',
                '2024/01/01 00:00:00 [emerg] 1#1: unknown directive "proxy_bufering" in /etc/nginx/conf.d/x.conf:12'],

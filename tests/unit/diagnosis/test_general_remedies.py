@@ -1,7 +1,8 @@
 """The fallback's general readings, whatever the service and however no signature knows the failure:
 the operating system's refusals (a port in use, a path denied, a program not executable, a directory
-in a file's place), a component the log asks to upgrade, and a setting compared with its limit; each
-placed in stackctl's terms. The lines are real ones from the own set (tests/data)."""
+in a file's place), what ran out (the disk, a server's rate limit, a lock another process holds, a
+data file cut short), a component the log asks to upgrade, and a setting compared with its limit;
+each placed in stackctl's terms. The lines are real ones from the own set (tests/data)."""
 
 from __future__ import annotations
 
@@ -151,3 +152,86 @@ def test_a_setting_at_its_limit_becomes_the_engines_flag():
     assert (diagnosis.fix.key, diagnosis.fix.flag, diagnosis.fix.value) == ("vllm.extra_args", "--max-lora-rank", "64")
     window = _fallback(["ValueError: Prompt length of 5016 is longer than the maximum model length of 4096."], "vllm")
     assert (window.fix.key, window.fix.value) == ("vllm.max_model_len", "5016")
+
+
+@pytest.mark.parametrize(("line", "remedy"), [
+    # the disk full, with the path written where the line states it
+    ("OSError: [Errno 28] No space left on device", Remedy(RemedyKind.disk_full, "disk")),
+    (("failed to register layer: ApplyLayer exit status 1 stdout:  stderr: mkdir /root/.npm/registry.npmjs.org/"
+      "har-validator: no space left on device"),
+     Remedy(RemedyKind.disk_full, "disk", "/root/.npm/registry.npmjs.org/har-validator")),
+    # a server's rate limit, with when to retry where the line says it
+    (("acme.messages.Error: urn:ietf:params:acme:error:rateLimited :: There were too many requests of a given type :: "
+      "too many certificates (5) already issued for this exact set of domains in the last 168h0m0s, retry after "
+      "2024-10-20 03:25:33 UTC: see https://letsencrypt.org/docs/rate-limits/#new-certificates-per-exact-set-of-"
+      "hostnames"), Remedy(RemedyKind.rate_limited, "rate limit", "2024-10-20 03:25:33 UTC")),
+    (("error pulling image configuration: toomanyrequests: Too Many Requests. Please see https://docs.docker.com/"
+     "docker-hub/download-rate-limit/"), Remedy(RemedyKind.rate_limited, "rate limit")),
+    # a lock another process holds (flock's EAGAIN)
+    (('level=error ts=2021-10-15T08:25:42.501Z caller=main.go:915 err="opening storage failed: lock DB directory: '
+      'resource temporarily unavailable"'), Remedy(RemedyKind.lock_held, "lock")),
+    # a data file empty or cut short
+    ('level=error caller=main.go:731 err="opening storage failed: block dir: : unexpected end of JSON input"',
+     Remedy(RemedyKind.data_truncated, "data file")),
+    (('ts=2022-08-03T19:15:26.989Z caller=main.go:1112 level=error err="opening storage failed: /prometheus/'
+      'chunks_head/000001: invalid magic number 0"'),
+     Remedy(RemedyKind.data_truncated, "data file", "/prometheus/chunks_head/000001")),
+    # a path denied in more words: Go without its operation, Go with a relative path, Rust, supervisord
+    ("/prometheus/queries.active: permission denied", Remedy(RemedyKind.permission, "/prometheus/queries.active")),
+    ("2016/04/05 15:13:20 [W] Plugins: Failed to create plugin dir: data/plugins, error: mkdir data: permission denied",
+     Remedy(RemedyKind.permission, "data")),
+    (('openai_harmony.HarmonyError: error downloading or loading vocab file: an underlying IO error occurred while '
+      'creating file "/tmp/tiktoken-rs-cache/fb374d419588a4632f3f557e76b4b70aebbca790": Permission denied (os error 13)'),
+     Remedy(RemedyKind.permission, "/tmp/tiktoken-rs-cache/fb374d419588a4632f3f557e76b4b70aebbca790")),
+    ("supervisor: couldn't chdir to /var/azuracast/stations/rush/config: EACCES",
+     Remedy(RemedyKind.permission, "/var/azuracast/stations/rush/config")),
+    # exec's EACCES is the execute bit
+    ("supervisor: couldn't exec mytool: EACCES", Remedy(RemedyKind.executable, "mytool")),
+    # a path missing, quoted in the call OpenSSL reports for nginx
+    (('nginx: [emerg] BIO_new_file("/etc/letsencrypt/live/abc.com/fullchain.pem") failed (SSL: error:02001002:system '
+      "library:fopen:No such file or directory:fopen('/etc/letsencrypt/live/abc.com/fullchain.pem','r') "
+      "error:2006D080:BIO routines:BIO_new_file:no such file)"),
+     Remedy(RemedyKind.file, "/etc/letsencrypt/live/abc.com/fullchain.pem")),
+])
+def test_what_ran_out_and_more_ways_a_path_is_refused(line, remedy):
+    assert remedy in named_remedies([line])
+
+
+@pytest.mark.parametrize("line", [
+    # Docker's socket refused is the docker group, not a path's owner.
+    ("permission denied while trying to connect to the Docker daemon socket at unix:///var/run/docker.sock: Get "
+     '"http://%2Fvar%2Frun%2Fdocker.sock/v1.24/containers/json": dial unix /var/run/docker.sock: connect: permission '
+     "denied"),
+    # fork's EAGAIN is a process limit, no lock; a connection's unexpected EOF is no data file; Grafana's
+    # SQLite "database is locked" is its own class (busy, not held by a second instance).
+    "runtime: failed to create new OS thread (have 2 already; errno=11): resource temporarily unavailable",
+    'Error response from daemon: Get "https://registry-1.docker.io/v2/": unexpected EOF',
+    't=2020-02-25T04:10:06+0000 lvl=eror msg="Failed to look up user" logger=context error="database is locked"',
+])
+def test_neighbours_of_what_ran_out_name_none_of_it(line):
+    kinds = {remedy.kind for remedy in named_remedies([line])}
+    assert kinds.isdisjoint({RemedyKind.permission, RemedyKind.disk_full, RemedyKind.rate_limited,
+                             RemedyKind.lock_held, RemedyKind.data_truncated})
+
+
+def test_what_ran_out_is_placed_for_the_service_that_ran_out_of_it():
+    docker = _fallback([("failed to register layer: Error processing tar file(exit status 1): write /opt/conda/lib/"
+                        "libnvvm.so.3.3.0: no space left on device")], "docker")
+    assert "docker system prune" in docker.fix.text and "data-root" in docker.fix.text
+    assert "/opt/conda" not in docker.fix.text  # a path inside the image being unpacked is not the full disk
+    engine = _fallback(["OSError: [Errno 28] No space left on device"], "vllm")
+    assert engine.fix.key == "hf_cache" and "df -h" in engine.fix.text
+    certbot = _fallback([("acme.messages.Error: urn:ietf:params:acme:error:rateLimited :: There were too many requests "
+                          "of a given type :: Error creating new order :: too many certificates already issued for "
+                          "exact set of domains: example.org")], "certbot")
+    assert certbot.fix.key == "letsencrypt_dir" and "--staging" in certbot.fix.text and certbot.fix.value is None
+    pull = _fallback([("Error response from daemon: toomanyrequests: You have reached your unauthenticated pull rate "
+                      "limit. https://www.docker.com/increase-rate-limit")], "docker")
+    assert "`docker login`" in pull.fix.text
+    lock = _fallback(['err="opening storage failed: lock DB directory: resource temporarily unavailable"'],
+                     "prometheus")
+    assert "lock on /prometheus" in lock.fix.text and "another prometheus" in lock.fix.text and "NFS" in lock.fix.text
+    head = _fallback(['err="opening storage failed: /prometheus/chunks_head/000001: invalid magic number 0"'],
+                     "prometheus")
+    assert "(/prometheus/chunks_head/000001) is empty or cut short" in head.fix.text
+    assert "find /prometheus/chunks_head -size 0" in head.fix.text

@@ -206,6 +206,9 @@ BY_CLASS: dict[Cause, Expect] = {
     C.prometheus_wal_corrupt: Expect(says=("zero-byte", "remove the empty file", "df -h")),
     C.node_exporter_udev_data_missing: Expect(flag="--path.udev.data", severity=ADVISORY,
                                               says=("/run/udev:/run/udev:ro", "/host/run/udev/data")),
+    # Round 22's misses, built by cause.
+    C.libnvidia_container_outdated: Expect(says=("libnvidia-container1 libnvidia-container-tools nvidia-container-toolkit",
+                                                 "nvidia-container-cli --version")),
     C.model_tools_unsupported: Expect(severity=ADVISORY, says=("supports tools", "--enable-auto-tool-choice")),
     C.client_key_rejected: Expect(env="OPENAI_API_KEY", severity=ADVISORY, says=("OPENAI_BASE_URL", "stackctl connect")),
     # Round 11's one-report classes, given a second report of the same cause in other words.
@@ -395,7 +398,9 @@ ROUND_LABELS = {"cuda_graph_capture_regression": "cuda_graph_capture_failed",
                 "nginx_certificate_key_permission_denied": "nginx_certificate_unreadable",
                 "nvml_insufficient_permissions_selinux": "nvml_insufficient_permissions",
                 "prometheus_empty_wal_segment": "prometheus_wal_corrupt",
-                "udev_data_dir_missing_in_container": "node_exporter_udev_data_missing"}
+                "udev_data_dir_missing_in_container": "node_exporter_udev_data_missing",
+                "image_bundles_nvidia_smi_file_exists": "container_driver_libs_conflict",
+                "toolkit_mount_stat_failed_old_libnvidia_container": "libnvidia_container_outdated"}
 
 
 def test_every_class_is_built_from_several_reports():
@@ -935,3 +940,33 @@ def test_round_21_classes_need_their_cause_and_leave_neighbours_alone():
             'address already in use"')
     assert diagnose_log([udev, bind], exporter).severity is Severity.fatal
 
+
+
+def test_round_22_classes_read_the_runtimes_error_and_leave_neighbours_alone():
+    """Any driver file the image already has where the runtime mounts the host's (nvidia-smi as well as a
+    library) is the image's driver files; a GPU's name or a bus id cut short that the runtime fails to
+    stat is an old libnvidia-container; a device node missing or a socket refused is neither."""
+    docker = DiagnosisContext(service="docker")
+    merged = "/var/lib/docker/overlay2/bd4f3570d4eb99d9df1117bd3751a00c8c0eb63429e65eba2a196c6c543cc52f/merged"
+    smi = diagnose_log([(f"nvidia-container-cli: mount error: file creation failed: {merged}/usr/bin/nvidia-smi: "
+                        "file exists")], docker)
+    library = diagnose_log([(f"nvidia-container-cli: mount error: file creation failed: {merged}/usr/lib/x86_64-linux-gnu/"
+                            "libnvidia-ml.so.1: file exists: unknown.")], docker)
+    assert (smi.cause, smi.values["file"], smi.fix.key) == (C.container_driver_libs_conflict, "nvidia-smi", "images.vllm")
+    assert "driver file nvidia-smi" in smi.summary and "remove the driver files" in smi.fix.text
+    assert (library.cause, library.values["file"]) == (C.container_driver_libs_conflict, "libnvidia-ml.so.1")
+    # nvidia-docker#1300: the persistenced socket refused (no such device or address) is no file the image has.
+    socket = diagnose_log([(f"nvidia-container-cli: mount error: file creation failed: {merged}/run/nvidia-persistenced/"
+                           "socket: no such device or address")], docker)
+    assert socket.cause is not C.container_driver_libs_conflict
+
+    name = diagnose_log(["nvidia-container-cli: mount error: stat failed: /GeForce: no such file or directory"], docker)
+    bus = diagnose_log([("stderr: nvidia-container-cli: mount error: stat failed: /proc/driver/nvidia/gpus/cfdd:00:00.0: "
+                         "no such file or directory")], docker)
+    assert (name.cause, name.values["path"]) == (C.libnvidia_container_outdated, "/GeForce")
+    assert (bus.cause, bus.values["path"]) == (C.libnvidia_container_outdated, "/proc/driver/nvidia/gpus/cfdd:00:00.0")
+    assert "libnvidia-container1 libnvidia-container-tools" in name.fix.text
+    # nvidia-container-runtime#123: a Jetson's device node listed in its csv but absent is no misread path.
+    jetson = diagnose_log(["nvidia-container-cli: mount error: stat failed: /dev/nvidiactl: no such file or directory"],
+                          docker)
+    assert jetson.cause is not C.libnvidia_container_outdated
