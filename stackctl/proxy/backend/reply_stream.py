@@ -83,6 +83,7 @@ class ReplyConnection(asyncio.Protocol):
         # goes to it from this callback, without waking its task.
         self._sink: Callable[[bytes], bool] | None = None
         self._parked = False  # the reader waits in read() with nothing unread
+        self._held: list[bytes] = []  # the body parts of this network read, for the sink
 
     # ---- asyncio.Protocol ----------------------------------------------------------------------
 
@@ -94,8 +95,11 @@ class ReplyConnection(asyncio.Protocol):
         try:
             self._parser.feed_data(data)
         except httptools.HttpParserError:
+            self._pass_on_held()
             self.set_exception(ReplyBroken("the backend's reply is not valid HTTP/1.1"))
             self.close()
+            return
+        self._pass_on_held()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
@@ -120,27 +124,42 @@ class ReplyConnection(asyncio.Protocol):
             self._head.set_result(None)
 
     def on_body(self, body: bytes) -> None:
+        self.total_bytes += len(body)
         if self._parked and self._sink is not None:
-            try:
-                taken = self._sink(body)
-            except Exception as error:  # noqa: BLE001 (a bug in the sink: `read()` raises it)
-                self._sink = None
-                self.set_exception(error)
-                return
-            if taken:
-                self.total_bytes += len(body)
-                return
+            # One network read holds many of the backend's chunks: the sink gets them together,
+            # once the read is parsed (one write to the client, as from the relay's task).
+            self._held.append(body)
+            return
+        self._queue(body)
+
+    def on_message_complete(self) -> None:
+        self.complete = True
+        self._wake()
+
+    # ---- the body ------------------------------------------------------------------------------
+
+    def _pass_on_held(self) -> None:
+        held = self._held
+        if not held:
+            return
+        self._held = []
+        data = held[0] if len(held) == 1 else b"".join(held)
+        try:
+            taken = self._sink is not None and self._sink(data)
+        except Exception as error:  # noqa: BLE001 (a bug in the sink: `read()` raises it)
+            self._sink = None
+            self.set_exception(error)
+            return
+        if not taken:
+            self._queue(data)
+
+    def _queue(self, body: bytes) -> None:
         self._body.append(body)
         self._buffered += len(body)
-        self.total_bytes += len(body)
         if self._buffered > _HIGH_WATER and not self._paused and self._transport is not None:
             # A slow client holds the backend back instead of growing this buffer.
             self._paused = True
             self._transport.pause_reading()
-        self._wake()
-
-    def on_message_complete(self) -> None:
-        self.complete = True
         self._wake()
 
     # ---- the reply -----------------------------------------------------------------------------
@@ -176,9 +195,10 @@ class ReplyConnection(asyncio.Protocol):
         await self._head
 
     def deliver_to(self, sink: Callable[[bytes], bool] | None) -> None:
-        """While the reader waits in `read()`, hand each part of the body to `sink` as it
-        arrives, in order; a part that `sink` declines (False) is queued for `read()` instead,
-        as is everything after it until the reader waits again. None: no sink."""
+        """While the reader waits in `read()`, hand the body that each network read brings to
+        `sink`, in order, from this protocol's callback; what `sink` declines (False) is queued
+        for `read()` instead, as is everything after it until the reader waits again. None: no
+        sink."""
         self._sink = sink
 
     async def read(self) -> bytes:

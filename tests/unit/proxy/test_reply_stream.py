@@ -243,3 +243,66 @@ async def test_a_reader_that_falls_behind_stops_the_socket_and_resumes_it(start)
     assert held_back < 8 * 2**20, f"{held_back / 2**20:.1f} MiB taken in without a reader"
     assert len(await reply.read_all()) == 256 * 65536  # reading resumes the flow
     connections.release(reply)
+
+
+# ---- the per-token path: the body handed to a sink while the reader waits --------------------
+
+
+def paced(*groups: tuple[bytes, ...], pause_s: float = 0.05) -> Handler:
+    """A reply whose chunks come in groups, one write each, `pause_s` apart."""
+
+    async def reply(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, number: int) -> None:
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n")
+        for group in groups:
+            await asyncio.sleep(pause_s)
+            writer.write(b"".join(b"%x\r\n%s\r\n" % (len(event), event) for event in group))
+            await writer.drain()
+        writer.write(b"0\r\n\r\n")
+        await writer.drain()
+
+    return reply
+
+
+async def test_a_waiting_reader_s_sink_gets_each_network_read_whole_and_in_order(start) -> None:
+    _, url = await start(paced((b"a1", b"a2", b"a3"), (b"b1",), (b"c1", b"c2")))
+    reply = await pool(url).open("POST", "/v1/chat/completions", b"{}")
+    handed: list[bytes] = []
+    reply.deliver_to(lambda data: handed.append(data) is None)
+    assert await reply.read() == b""  # everything went to the sink; the reader woke at the end
+    # The chunks of one read arrive together: one write to the client, not one per chunk.
+    assert handed == [b"a1a2a3", b"b1", b"c1c2"]
+    assert reply.total_bytes == 12 and reply.reusable
+
+
+async def test_what_the_sink_declines_is_read_in_order_and_the_sink_resumes_once_the_reader_waits(
+    start,
+) -> None:
+    _, url = await start(paced((b"a",), (b"b",), (b"c",), (b"d",)))
+    reply = await pool(url).open("POST", "/v1/chat/completions", b"{}")
+    handed: list[bytes] = []
+    declines = iter([True, False])  # takes a, declines b (a full client socket), then takes all
+
+    def sink(data: bytes) -> bool:
+        taken = next(declines, True)
+        if taken:
+            handed.append(data)
+        return taken
+
+    reply.deliver_to(sink)
+    assert await reply.read() == b"b"  # the declined part wakes the reader, in its place
+    assert handed == [b"a"]
+    assert await reply.read() == b""
+    assert handed == [b"a", b"c", b"d"]
+
+
+async def test_a_sink_that_raises_ends_the_reply_with_its_error(start) -> None:
+    _, url = await start(paced((b"a",), (b"b",)))
+    reply = await pool(url).open("POST", "/v1/chat/completions", b"{}")
+
+    def broken(data: bytes) -> bool:
+        raise ValueError("a bug in the relay")
+
+    reply.deliver_to(broken)
+    with pytest.raises(ValueError, match="a bug in the relay"):
+        await reply.read()
+    assert not reply.reusable  # an unfinished reply's connection is never kept
