@@ -285,3 +285,35 @@ def test_a_system_message_out_of_place_keeps_its_placement_fix():
     # A template's refusal as an OpenAI client relays it (heldout_round10's wally#77 log).
     diagnosis = _request("400 System message must be at the beginning.")
     assert diagnosis.cause is Cause.system_message_position and "--system-placement in-place" in diagnosis.fix.text
+
+
+# Prometheus's record cut after its message: the reason on the next line (docker_learning's notes).
+_PROMETHEUS_CONFIG = 'level=ERROR msg="Error loading config (--config.file=/etc/prometheus/prometheus.yml)"'
+
+
+def _prometheus(*lines: str):
+    diagnosis = diagnose_log(list(lines), DiagnosisContext(service="prometheus"))
+    assert diagnosis is not None
+    return diagnosis
+
+
+def test_a_config_file_prometheus_may_not_open_is_its_mode_even_with_the_reason_on_the_next_line():
+    diagnosis = _prometheus(_PROMETHEUS_CONFIG, 'err="open /etc/prometheus/prometheus.yml: permission denied"')
+    assert diagnosis.cause is Cause.prometheus_config_permission
+    assert diagnosis.values["path"] == "/etc/prometheus/prometheus.yml"
+    assert "chmod 644" in diagnosis.fix.text and "65534" in diagnosis.fix.text
+
+
+def test_a_config_file_missing_with_the_reason_on_the_next_line_is_the_mount_without_it():
+    diagnosis = _prometheus(_PROMETHEUS_CONFIG, 'err="open /etc/prometheus/prometheus.yml: no such file or directory"')
+    assert diagnosis.cause is Cause.prometheus_config_missing
+
+
+def test_a_config_that_does_not_parse_stays_a_parse_error_whatever_line_its_reason_is_on():
+    # node-epimetheus#41 (an older Prometheus, its reason on the next line) and grafana#57814 (one line).
+    wrapped = _prometheus(_PROMETHEUS_CONFIG, 'err="error loading config from \\"prometheus.yml\\": couldn\'t load '
+                          'configuration (--config.file=\\"prometheus.yml\\"): parsing YAML file prometheus.yml: yaml: '
+                          'unmarshal errors:\\n  line 7: field labels not found in type config.plain"')
+    one_line = _prometheus(_PROMETHEUS_CONFIG + ' file=/etc/prometheus/prometheus.yml err="parsing YAML file '
+                           '/etc/prometheus/prometheus.yml: yaml: line 8: did not find expected \'-\' indicator"')
+    assert wrapped.cause is one_line.cause is Cause.prometheus_config_invalid
