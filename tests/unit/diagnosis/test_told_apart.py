@@ -252,6 +252,36 @@ def test_supervisorctl_reading_a_file_without_its_section_keeps_its_own_class():
     assert diagnosis is not None and diagnosis.cause is Cause.supervisorctl_section_missing
 
 
+def _wrong_server(*lines: str):
+    diagnosis = diagnose_log(list(lines), _SUPERVISORD)
+    assert diagnosis is not None and diagnosis.cause is Cause.supervisorctl_wrong_server
+    return diagnosis
+
+
+def test_supervisorctl_refused_over_xml_rpc_is_another_server_or_supervisords_password():
+    # A blog's 404 (supervisorctl without -c, round 23) and supervisor#1253's 401.
+    other = _wrong_server("error: <class 'xmlrpclib.ProtocolError'>, <ProtocolError for 127.0.0.1/RPC2: 404 Not "
+                           "Found>: file: /usr/local/Cellar/supervisor/3.3.5/libexec/lib/python2.7/site-packages/"
+                           "supervisor/xmlrpc.py line: 519")
+    assert other.values == {"status": 404, "server": "127.0.0.1"}
+    assert "supervisorctl -c" in other.fix.text and "[inet_http_server]" in other.fix.text and "ss -ltnp" in other.fix.text
+    password = _wrong_server("Server requires authentication",
+                              "error: <class 'xmlrpclib.ProtocolError'>, <ProtocolError for 127.0.0.1/RPC2: 401 "
+                              "Unauthorized>: file: /usr/lib/python2.7/site-packages/supervisor/xmlrpc.py line: 545")
+    assert password.values["status"] == 401
+    assert "password=" in password.fix.text and "supervisorctl -u USER -p PASSWORD" in password.fix.text
+
+
+def test_a_supervisord_that_answered_and_failed_or_another_xml_rpc_client_is_not_another_server():
+    # supervisor#1600: a 500 is supervisord's own failure; rtorrent_orphan_cleanup#12: rTorrent's /RPC2, not supervisorctl.
+    for line in (("error: <class 'xmlrpc.client.ProtocolError'>, <ProtocolError for 127.0.0.1/RPC2: 500 Internal Server "
+                 "Error>: file: /usr/lib/python3/dist-packages/supervisor/xmlrpc.py line: 542"),
+                 ("xmlrpc.client.ProtocolError: <ProtocolError for myuser:xxx@yyy.feralhosting.com/shakenfr/rutorrent/"
+                 "RPC2: 401 Unauthorized>")):
+        diagnosis = diagnose_log([line], _SUPERVISORD)
+        assert diagnosis is None or diagnosis.cause is not Cause.supervisorctl_wrong_server, line
+
+
 def _request(line: str):
     diagnosis = diagnose_log([line], DiagnosisContext(service="vllm"))
     assert diagnosis is not None
