@@ -385,7 +385,8 @@ def _in_line(line: str) -> list[Remedy]:
     named = remedies + _compared_settings(line)
     stated = [Remedy(RemedyKind.stated, " ".join(match["action"].split()).rstrip(" ,"))
               for match in _PLEASE.finditer(line)]
-    return named + [action for action in stated if not any(_spelled(known.name) in _spelled(action.name)
+    # A remedy without a name (a port the line does not number) names nothing the action could repeat.
+    return named + [action for action in stated if not any(known.name and _spelled(known.name) in _spelled(action.name)
                                                            for known in named)]
 
 

@@ -235,3 +235,13 @@ def test_what_ran_out_is_placed_for_the_service_that_ran_out_of_it():
                      "prometheus")
     assert "(/prometheus/chunks_head/000001) is empty or cut short" in head.fix.text
     assert "find /prometheus/chunks_head -size 0" in head.fix.text
+
+
+def test_an_action_asked_for_in_words_is_kept_beside_a_port_the_line_does_not_number():
+    # A Java server's BindException message: the port taken is unnamed, so it repeats no part of the action.
+    remedies = named_remedies(["java.net.BindException: Address already in use. Please change port number."])
+    assert remedies == [Remedy(RemedyKind.port, ""), Remedy(RemedyKind.stated, "change port number")]
+    # certbot-zimbra#39's numbered port keeps its action as before.
+    named = named_remedies([("Could not bind TCP port 443 because it is already in use by another process on this "
+                            "system (such as a web server). Please stop the program in question and then try again.")])
+    assert [remedy.kind for remedy in named] == [RemedyKind.port, RemedyKind.stated]
