@@ -275,6 +275,10 @@ _DRIVER = re.compile(r"\b(?:update|upgrade|install a newer) (?:your |the )?(?:(?
 # Only a command the log quotes: "run `x`", "please run 'x'", "try running \"x\"".
 _COMMAND = re.compile(r"\b(?:please |try )?run(?:ning)?\s+(?:the command\s+)?(?:`(?P<tick>[^`]{3,160})`"
                       r"|'(?P<single>[^']{3,160})'|\"(?P<double>[^\"]{3,160})\")", re.IGNORECASE)
+# A command quoted after "require" or "try": a program and its words ("may require 'docker login'",
+# "try `nvidia-ctk cdi list`"), not one quoted name, which is a package or a setting.
+_REQUIRED_COMMAND = re.compile(r"\b(?:requires?|try)\s+(?:`(?P<tick>[a-z][\w.-]* [^`]{1,160})`"
+                               r"|'(?P<single>[a-z][\w.-]* [^']{1,160})'|\"(?P<double>[a-z][\w.-]* [^\"]{1,160})\")")
 # Commands the package patterns read already.
 _INSTALL_COMMAND = re.compile(r"^\s*(?:sudo )?(?:pip3?|apt(?:-get)?|python3? -m pip) install\b")
 _DIRECTIVE = (
@@ -331,7 +335,7 @@ def _in_line(line: str) -> list[Remedy]:
     remedies.extend(_os_remedies(line))
     if _DRIVER.search(line):
         remedies.append(Remedy(RemedyKind.driver, "the NVIDIA driver"))
-    for match in _COMMAND.finditer(line):
+    for match in (*_COMMAND.finditer(line), *_REQUIRED_COMMAND.finditer(line)):
         command = (match["tick"] or match["single"] or match["double"]).strip()
         # "Run 'docker run --help' for more information" points at help, not at a fix.
         if not _INSTALL_COMMAND.search(command) and not re.search(r"(?<![\w-])(?:--help|-h)\b", command):

@@ -245,3 +245,13 @@ def test_an_action_asked_for_in_words_is_kept_beside_a_port_the_line_does_not_nu
     named = named_remedies([("Could not bind TCP port 443 because it is already in use by another process on this "
                             "system (such as a web server). Please stop the program in question and then try again.")])
     assert [remedy.kind for remedy in named] == [RemedyKind.port, RemedyKind.stated]
+
+
+def test_a_command_quoted_after_require_is_one_to_run_and_a_quoted_name_is_not():
+    # wolweb#3: Docker's pull refusal.
+    line = ("ERROR: pull access denied for wolweb, repository does not exist or may require 'docker login': denied: "
+            "requested access to the resource is denied")
+    assert named_remedies([line]) == [Remedy(RemedyKind.command, "docker login")]
+    # One quoted word after "requires" is a package, not a command (a script's own note).
+    package = named_remedies(["Note: device_map requires 'accelerate' package. Loading without it..."])
+    assert package == [Remedy(RemedyKind.package, "accelerate")]
