@@ -243,6 +243,10 @@ _LOCK_PATH = re.compile(r"\block\w* (?:DB )?(?:directory|file)?:? ?[`'\"]?(?P<pa
 _TRUNCATED = re.compile(r"unexpected end of JSON input|invalid magic number 0\b|[`'\"]/[\w./@:+-]+[`'\"]: EOF\b",
                         re.IGNORECASE)
 _TRUNCATED_PATH = re.compile(r"[`'\"]?(?P<path>/[\w./@:+-]*\w)[`'\"]?: (?:invalid magic number 0|EOF|unexpected end)")
+# Prometheus's block whose meta.json ends early: the block directory where the line states it
+# ('block dir: "/prometheus/01ABC": unexpected end of JSON input'; older releases leave it empty).
+_JSON_CUT = re.compile(r"unexpected end of JSON input", re.IGNORECASE)
+_BLOCK_DIR = re.compile(r"\bblock dir: \\?[`'\"]?(?P<path>/[^\s`'\"\\]*[^\s`'\"\\/])")
 # What ran out: its kind and name, the words that say so, and where (or when) the line states it.
 _RAN_OUT = ((RemedyKind.disk_full, "disk", _DISK_FULL, _DISK_PATH),
             (RemedyKind.rate_limited, "rate limit", _RATE_LIMITED, _RETRY_AFTER),
@@ -413,6 +417,11 @@ def _os_remedies(line: str) -> list[Remedy]:
         if said.search(line):
             where = detail.search(line)
             found.append(Remedy(kind, name, where[1] if where else None))
+    if _JSON_CUT.search(line):
+        # A JSON file cut short: where it is a block's (its directory stated), that block's meta.json.
+        block = _BLOCK_DIR.search(line)
+        found = [Remedy(remedy.kind, "JSON file", f"{block['path']}/meta.json" if block else remedy.value)
+                 if remedy.kind is RemedyKind.data_truncated else remedy for remedy in found]
     for pattern in (_EXECUTABLE, _EXEC_DENIED):
         found.extend(Remedy(RemedyKind.executable, match["path"]) for match in pattern.finditer(line))
     for pattern in _DIRECTORY_FOR_FILE:
