@@ -212,9 +212,9 @@ def test_grep_finding_itself_or_a_killed_supervisord_is_not_one_running():
         assert "pid" not in diagnosis.values and "remove the stale socket file" in diagnosis.fix.text
 
 
-def _supervisorctl(*lines: str):
+def _supervisorctl(*lines: str, cause: Cause = Cause.supervisor_not_running):
     diagnosis = diagnose_log(list(lines), _SUPERVISORD)
-    assert diagnosis is not None and diagnosis.cause is Cause.supervisor_not_running
+    assert diagnosis is not None and diagnosis.cause is cause
     return diagnosis
 
 
@@ -252,22 +252,20 @@ def test_supervisorctl_reading_a_file_without_its_section_keeps_its_own_class():
     assert diagnosis is not None and diagnosis.cause is Cause.supervisorctl_section_missing
 
 
-def _wrong_server(*lines: str):
-    diagnosis = diagnose_log(list(lines), _SUPERVISORD)
-    assert diagnosis is not None and diagnosis.cause is Cause.supervisorctl_wrong_server
-    return diagnosis
+_WRONG_SERVER = Cause.supervisorctl_wrong_server
 
 
 def test_supervisorctl_refused_over_xml_rpc_is_another_server_or_supervisords_password():
     # A blog's 404 (supervisorctl without -c, round 23) and supervisor#1253's 401.
-    other = _wrong_server("error: <class 'xmlrpclib.ProtocolError'>, <ProtocolError for 127.0.0.1/RPC2: 404 Not "
+    other = _supervisorctl("error: <class 'xmlrpclib.ProtocolError'>, <ProtocolError for 127.0.0.1/RPC2: 404 Not "
                            "Found>: file: /usr/local/Cellar/supervisor/3.3.5/libexec/lib/python2.7/site-packages/"
-                           "supervisor/xmlrpc.py line: 519")
+                           "supervisor/xmlrpc.py line: 519", cause=_WRONG_SERVER)
     assert other.values == {"status": 404, "server": "127.0.0.1"}
     assert "supervisorctl -c" in other.fix.text and "[inet_http_server]" in other.fix.text and "ss -ltnp" in other.fix.text
-    password = _wrong_server("Server requires authentication",
+    password = _supervisorctl("Server requires authentication",
                               "error: <class 'xmlrpclib.ProtocolError'>, <ProtocolError for 127.0.0.1/RPC2: 401 "
-                              "Unauthorized>: file: /usr/lib/python2.7/site-packages/supervisor/xmlrpc.py line: 545")
+                              "Unauthorized>: file: /usr/lib/python2.7/site-packages/supervisor/xmlrpc.py line: 545",
+                              cause=_WRONG_SERVER)
     assert password.values["status"] == 401
     assert "password=" in password.fix.text and "supervisorctl -u USER -p PASSWORD" in password.fix.text
 
