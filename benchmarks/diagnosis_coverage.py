@@ -140,7 +140,10 @@ held-out set of real failure logs collected from other public reports and never 
   fix is the log's own "How to fix" line; a stale Docker Desktop context, its fix the author's own
   reading) and text fields that only repeated the log removed; measured once: 7/9 = 77.8% (own
   set then 1247/1247), too few to say much; rounds 16 to 23 together: 58/94 = 61.7%; rounds 20 to
-  23, the ones built after the fallback read failures stated in words: 31/44 = 70.5%).
+  23, the ones built after the fallback read failures stated in words: 31/44 = 70.5%; its misses led
+  to Prometheus's config refusal read where the reason is on the next line, and supervisorctl's
+  XML-RPC refused by another server or a supervisord with another file or password: own set then
+  1262/1262).
 - held-out: tests/data/heldout_failures, the next round: logs from other reports, collected after
   the round before was built from, by a collector who saw neither the signatures nor that work;
   measured once. Each file's `# fix:` header lists what a right fix names (`key=`, `flag=`, `env=`:
