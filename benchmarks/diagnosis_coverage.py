@@ -131,16 +131,22 @@ held-out set of real failure logs collected from other public reports and never 
   to say much; rounds 16 to 22 together: 51/85 = 60.0%; its misses led to any driver file an
   image carries (nvidia-smi too) read as the image's driver files, an old libnvidia-container's
   failed stat of a GPU's name, and the flags of a command the log echoes never read as remedies:
-  own set then 1247/1247).
-- held-out: tests/data/heldout_failures, round 23: 9 logs from 8 other reports (7 documents inside
+  own set then 1247/1247)
+  and tests/data/heldout_round23 (9 logs from 8 other reports: 7 documents inside
   GitHub repositories: troubleshooting files, FAQs, notes, blog posts kept in repositories; 1
-  GitHub issue; Prometheus 3, docker and the toolkit 3, Grafana, nginx, supervisord), collected
+  GitHub issue; Prometheus 3, docker and the toolkit 3, Grafana, nginx, supervisord; collected
   while round 22's classes were being built, by a collector who saw neither the signatures nor
   that work; two of its 11 logs were dropped before measuring (Codex's wire_api refusal, whose only
   fix is the log's own "How to fix" line; a stale Docker Desktop context, its fix the author's own
   reading) and text fields that only repeated the log removed; measured once: 7/9 = 77.8% (own
-  set then 1247/1247), too few to say much. Rounds 16 to 23 together: 58/94 = 61.7%; rounds 20 to
-  23, the ones built after the fallback read failures stated in words: 31/44 = 70.5%. Each file's `# fix:` header lists what a right fix names (`key=`, `flag=`, `env=`:
+  set then 1247/1247), too few to say much; rounds 16 to 23 together: 58/94 = 61.7%; rounds 20 to
+  23, the ones built after the fallback read failures stated in words: 31/44 = 70.5%; its misses led
+  to Prometheus's config refusal read where the reason is on the next line, and supervisorctl's
+  XML-RPC refused by another server or a supervisord with another file or password: own set then
+  1262/1262).
+- held-out: tests/data/heldout_failures, the next round: logs from other reports, collected after
+  the round before was built from, by a collector who saw neither the signatures nor that work;
+  measured once. Each file's `# fix:` header lists what a right fix names (`key=`, `flag=`, `env=`:
   that field of the fix; `text=`: words in the fix sentence); any one suffices. The class in the
   file name is only a label: a fix reached by another class, or by the fallback reading the remedy
   the log names, counts the same.

@@ -243,6 +243,10 @@ _LOCK_PATH = re.compile(r"\block\w* (?:DB )?(?:directory|file)?:? ?[`'\"]?(?P<pa
 _TRUNCATED = re.compile(r"unexpected end of JSON input|invalid magic number 0\b|[`'\"]/[\w./@:+-]+[`'\"]: EOF\b",
                         re.IGNORECASE)
 _TRUNCATED_PATH = re.compile(r"[`'\"]?(?P<path>/[\w./@:+-]*\w)[`'\"]?: (?:invalid magic number 0|EOF|unexpected end)")
+# Prometheus's block whose meta.json ends early: the block directory where the line states it
+# ('block dir: "/prometheus/01ABC": unexpected end of JSON input'; older releases leave it empty).
+_JSON_CUT = re.compile(r"unexpected end of JSON input", re.IGNORECASE)
+_BLOCK_DIR = re.compile(r"\bblock dir: \\?[`'\"]?(?P<path>/[^\s`'\"\\]*[^\s`'\"\\/])")
 # What ran out: its kind and name, the words that say so, and where (or when) the line states it.
 _RAN_OUT = ((RemedyKind.disk_full, "disk", _DISK_FULL, _DISK_PATH),
             (RemedyKind.rate_limited, "rate limit", _RATE_LIMITED, _RETRY_AFTER),
@@ -275,6 +279,10 @@ _DRIVER = re.compile(r"\b(?:update|upgrade|install a newer) (?:your |the )?(?:(?
 # Only a command the log quotes: "run `x`", "please run 'x'", "try running \"x\"".
 _COMMAND = re.compile(r"\b(?:please |try )?run(?:ning)?\s+(?:the command\s+)?(?:`(?P<tick>[^`]{3,160})`"
                       r"|'(?P<single>[^']{3,160})'|\"(?P<double>[^\"]{3,160})\")", re.IGNORECASE)
+# A command quoted after "require" or "try": a program and its words ("may require 'docker login'",
+# "try `nvidia-ctk cdi list`"), not one quoted name, which is a package or a setting.
+_REQUIRED_COMMAND = re.compile(r"\b(?:requires?|try)\s+(?:`(?P<tick>[a-z][\w.-]* [^`]{1,160})`"
+                               r"|'(?P<single>[a-z][\w.-]* [^']{1,160})'|\"(?P<double>[a-z][\w.-]* [^\"]{1,160})\")")
 # Commands the package patterns read already.
 _INSTALL_COMMAND = re.compile(r"^\s*(?:sudo )?(?:pip3?|apt(?:-get)?|python3? -m pip) install\b")
 _DIRECTIVE = (
@@ -331,7 +339,7 @@ def _in_line(line: str) -> list[Remedy]:
     remedies.extend(_os_remedies(line))
     if _DRIVER.search(line):
         remedies.append(Remedy(RemedyKind.driver, "the NVIDIA driver"))
-    for match in _COMMAND.finditer(line):
+    for match in (*_COMMAND.finditer(line), *_REQUIRED_COMMAND.finditer(line)):
         command = (match["tick"] or match["single"] or match["double"]).strip()
         # "Run 'docker run --help' for more information" points at help, not at a fix.
         if not _INSTALL_COMMAND.search(command) and not re.search(r"(?<![\w-])(?:--help|-h)\b", command):
@@ -385,7 +393,8 @@ def _in_line(line: str) -> list[Remedy]:
     named = remedies + _compared_settings(line)
     stated = [Remedy(RemedyKind.stated, " ".join(match["action"].split()).rstrip(" ,"))
               for match in _PLEASE.finditer(line)]
-    return named + [action for action in stated if not any(_spelled(known.name) in _spelled(action.name)
+    # A remedy without a name (a port the line does not number) names nothing the action could repeat.
+    return named + [action for action in stated if not any(known.name and _spelled(known.name) in _spelled(action.name)
                                                            for known in named)]
 
 
@@ -408,6 +417,11 @@ def _os_remedies(line: str) -> list[Remedy]:
         if said.search(line):
             where = detail.search(line)
             found.append(Remedy(kind, name, where[1] if where else None))
+    if _JSON_CUT.search(line):
+        # A JSON file cut short: where it is a block's (its directory stated), that block's meta.json.
+        block = _BLOCK_DIR.search(line)
+        found = [Remedy(remedy.kind, "JSON file", f"{block['path']}/meta.json" if block else remedy.value)
+                 if remedy.kind is RemedyKind.data_truncated else remedy for remedy in found]
     for pattern in (_EXECUTABLE, _EXEC_DENIED):
         found.extend(Remedy(RemedyKind.executable, match["path"]) for match in pattern.finditer(line))
     for pattern in _DIRECTORY_FOR_FILE:

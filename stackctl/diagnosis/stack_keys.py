@@ -266,6 +266,15 @@ def _exhausted_placement(remedy: Remedy, service: str) -> Placement | None:
                                "same directory (`stackctl status`; an older stack or a system service): stop it; a "
                                "filesystem without POSIX locks (NFS, some network shares) refuses the lock: keep the "
                                "data on a local disk")
+    if remedy.kind is RemedyKind.data_truncated and remedy.name == "JSON file" and service == "prometheus":
+        # Prometheus reads one JSON file at start per block: its meta.json (TSDB blocks: DATA/<ULID>/meta.json).
+        block = path.removesuffix("/meta.json") if path.endswith("/meta.json") else ""
+        which = (f"the block {block} (its meta.json)" if block else
+                 f"a block directory under {data} whose meta.json is empty (`find {data} -name meta.json -size 0` "
+                 "finds it)")
+        return Placement(None, f"a block's meta.json that prometheus reads at start is empty or cut short, most often "
+                               f"after the disk filled or a crash: move {which} out of the data directory (Prometheus "
+                               "starts without that block's samples; keep it to restore) and free disk space (`df -h`)")
     if remedy.kind is RemedyKind.data_truncated:
         directory = path.rsplit("/", 1)[0] if path.count("/") > 1 else (data or "")
         find = f" (`find {directory} -size 0` lists empty files)" if directory else ""

@@ -231,6 +231,8 @@ class Cause(str, Enum):
     node_exporter_udev_data_missing = "node-exporter-udev-data-missing"
     # Round 22's misses, built by cause.
     libnvidia_container_outdated = "libnvidia-container-outdated"
+    # Round 23's misses, built by cause.
+    supervisorctl_wrong_server = "supervisorctl-wrong-server"
     # no signature knows it: the decisive error line and the remedy the log names (fallback.py)
     unrecognised = "unrecognised"
 

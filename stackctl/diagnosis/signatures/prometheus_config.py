@@ -111,7 +111,29 @@ def _wrong_type(evidence: Evidence) -> str:
     return f"`{section}` takes fields (a mapping), not a {match.group('got')}: indent its fields under it"
 
 
+# The config file named by Prometheus's flag, and an open() of a file refused or missing: where a log
+# puts `err="open ...: permission denied"` on the line after "Error loading config", the two are one record.
+_CONFIG_FLAG = re.compile(r"-config\.file=\\?\"?(?P<path>/?[\w./-]+)")
+_OPEN_FAILED = re.compile(r"\bopen (?P<path>/?[\w./-]+): (?P<why>permission denied|operation not permitted"
+                          r"|no such file or directory)")
+
+
+def _config_open_failed(evidence: Evidence) -> str:
+    """How opening the config file failed where the record continues on the next lines ("" when it did
+    not): the file the flag names (a .yml where it names none), not another file the next lines name."""
+    named = evidence.read(_CONFIG_FLAG).get("path")
+    opened = evidence.read(_OPEN_FAILED)
+    path = opened.get("path", "")
+    if not path or (path != named if named else not path.endswith((".yml", ".yaml"))):
+        return ""
+    return opened["why"]
+
+
 def _prometheus_config_invalid(evidence: Evidence) -> Diagnosis:
+    refused = _config_open_failed(evidence)
+    if refused:
+        # No parse error: the file could not be opened (read on the next line of the same record).
+        return (_prometheus_config_missing if refused.startswith("no such") else _prometheus_config_permission)(evidence)
     where = evidence.read(_CONFIG_LINE)
     fields = _unknown_fields(evidence)
     line = where.get("line")
@@ -138,7 +160,7 @@ def _prometheus_config_permission(evidence: Evidence) -> Diagnosis:
                  "does not start; the file itself may be fine",
                  Fix("make the file readable by the user Prometheus runs as: the prom/prometheus image runs as "
                      f"{_USER} (uid {_UID}), and stackctl bind-mounts rendered/prometheus/prometheus.yml read-only, so "
-                     "the file and its directories must be readable by others (`chmod a+r` the file, `chmod a+rx` the "
+                     "the file and its directories must be readable by others (`chmod 644` the file, `chmod a+rx` the "
                      f"directories; a umask of 077 when stackctl rendered it makes them owner-only), or owned by {_UID}; "
                      "on an SELinux host (Fedora, RHEL) label the mount for containers (`chcon -Rt container_file_t "
                      "DIR`). Running the container with `user: root` also works but is not needed; then `stackctl up`"),

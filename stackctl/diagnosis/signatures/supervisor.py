@@ -1,7 +1,9 @@
 """supervisord, which runs the native stack's processes: a program that exits when it should run
 (and after its retries, the supervisor giving up on it), a command that is not there, a program it
-cannot spawn (its directory, its executable, its user), the socket of its HTTP server refused, supervisorctl finding no supervisord (at its socket or its http:// serverurl), and a second
-supervisord refused the port or socket the first one holds."""
+cannot spawn (its directory, its executable, its user), the socket of its HTTP server refused,
+supervisorctl finding no supervisord (at its socket or its http:// serverurl) or another HTTP server
+or supervisord there (its XML-RPC refused: 404, 401), and a second supervisord refused the port or
+socket the first one holds."""
 
 from __future__ import annotations
 
@@ -206,6 +208,46 @@ def _supervisorctl_section_missing(evidence: Evidence) -> Diagnosis:
                      "up` renders has all three sections)"))
 
 
+# supervisorctl's unhandled XML-RPC refusal: the HTTP status of whatever answered at its serverurl's /RPC2.
+_PROTOCOL_ERROR = re.compile(r"<ProtocolError for (?P<server>[^\s>]+?)/RPC2: (?P<status>4\d\d)(?: (?P<reason>[\w ]+))?>")
+
+
+def _supervisorctl_wrong_server(evidence: Evidence) -> Diagnosis:
+    """supervisorctl reached an HTTP server at its serverurl that refused its XML-RPC call: a password it
+    does not send (401), or no supervisord at all there (404, 405, 400: another program on the port, a
+    supervisord started with another file whose [inet_http_server] is elsewhere or off)."""
+    said = evidence.read(_PROTOCOL_ERROR)
+    server, status = said.get("server", "127.0.0.1"), said.get("status", "")
+    shown = f"{status} {said.get('reason', '').strip()}".strip()
+    if status == "401":
+        return found(evidence, Cause.supervisorctl_wrong_server,
+                     f"supervisorctl reached a supervisord at {server} that asks for a username and password it did "
+                     f"not send (HTTP {shown})",
+                     Fix("give supervisorctl the credentials of the supervisord it talks to: the username= and "
+                         "password= of that supervisord's [inet_http_server] or [unix_http_server] section go in the "
+                         "[supervisorctl] section of the same file (run `supervisorctl -c FILE`, the -c supervisord was "
+                         "started with; without -c it reads the first of ./supervisord.conf, /etc/supervisord.conf and "
+                         "/etc/supervisor/supervisord.conf), or `supervisorctl -u USER -p PASSWORD`. If that file sets "
+                         "no password, the supervisord answering is another one, started with another configuration "
+                         "(`pgrep -a supervisord` shows its -c). stackctl's native stack: `stackctl status` and "
+                         "`stackctl down` talk to its supervisord for you"),
+                     status=int(status), server=server)
+    return found(evidence, Cause.supervisorctl_wrong_server,
+                 f"supervisorctl's serverurl ({server}) reached an HTTP server that is not the supervisord it meant "
+                 f"(HTTP {shown or 'error'} for /RPC2): another program holds that port, or supervisord runs with "
+                 "another configuration file",
+                 Fix("run supervisorctl with the configuration file supervisord was started with (`supervisorctl -c "
+                     "FILE`, the -c of supervisord's command line, `pgrep -a supervisord` shows it; without -c "
+                     "supervisorctl reads the first of ./supervisord.conf, /etc/supervisord.conf and "
+                     "/etc/supervisor/supervisord.conf): its [supervisorctl] serverurl must name the port of that "
+                     "file's [inet_http_server] (or its unix socket, serverurl=unix:///PATH.sock, the file= of "
+                     "[unix_http_server]). If another program holds the port (`ss -ltnp` names it), give "
+                     "[inet_http_server] port= and serverurl another port, or use the unix socket; then restart "
+                     "supervisord. stackctl's native stack: `stackctl status` and `stackctl down` talk to its "
+                     "supervisord for you"),
+                 **({"status": int(status)} if status else {}), server=server)
+
+
 SIGNATURES: tuple[Signature, ...] = (
     signature(Cause.supervisorctl_section_missing, r"\.ini file does not include supervisorctl section",
               _supervisorctl_section_missing),
@@ -222,6 +264,9 @@ SIGNATURES: tuple[Signature, ...] = (
               # supervisorctl's unhandled socket error: Python 2's socket.error, Python 3's OSError subclasses.
               r"|error: <class '(?:socket\.error|FileNotFoundError|ConnectionRefusedError)'>, \[Errno (?:2|111)\]",
               _supervisor_not_running, CONSEQUENCE),
+    # A status of the 4xx family only: a 500 is a supervisord that answered and failed (its own log says why).
+    signature(Cause.supervisorctl_wrong_server, r"error: <class 'xmlrpc(?:lib|\.client)\.ProtocolError'>, "
+              r"<ProtocolError for \S+/RPC2: 4\d\d\b", _supervisorctl_wrong_server),
     signature(Cause.supervisor_http_socket, r"Cannot open an HTTP server: socket\.error reported (?!errno\.EADDRINUSE)",
               _supervisor_http_socket),
     # The message read even where a terminal cut it after "HTTP".

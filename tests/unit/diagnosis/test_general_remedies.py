@@ -172,7 +172,7 @@ def test_a_setting_at_its_limit_becomes_the_engines_flag():
       'resource temporarily unavailable"'), Remedy(RemedyKind.lock_held, "lock")),
     # a data file empty or cut short
     ('level=error caller=main.go:731 err="opening storage failed: block dir: : unexpected end of JSON input"',
-     Remedy(RemedyKind.data_truncated, "data file")),
+     Remedy(RemedyKind.data_truncated, "JSON file")),
     (('ts=2022-08-03T19:15:26.989Z caller=main.go:1112 level=error err="opening storage failed: /prometheus/'
       'chunks_head/000001: invalid magic number 0"'),
      Remedy(RemedyKind.data_truncated, "data file", "/prometheus/chunks_head/000001")),
@@ -235,3 +235,38 @@ def test_what_ran_out_is_placed_for_the_service_that_ran_out_of_it():
                      "prometheus")
     assert "(/prometheus/chunks_head/000001) is empty or cut short" in head.fix.text
     assert "find /prometheus/chunks_head -size 0" in head.fix.text
+
+
+def test_an_action_asked_for_in_words_is_kept_beside_a_port_the_line_does_not_number():
+    # A Java server's BindException message: the port taken is unnamed, so it repeats no part of the action.
+    remedies = named_remedies(["java.net.BindException: Address already in use. Please change port number."])
+    assert remedies == [Remedy(RemedyKind.port, ""), Remedy(RemedyKind.stated, "change port number")]
+    # certbot-zimbra#39's numbered port keeps its action as before.
+    named = named_remedies([("Could not bind TCP port 443 because it is already in use by another process on this "
+                            "system (such as a web server). Please stop the program in question and then try again.")])
+    assert [remedy.kind for remedy in named] == [RemedyKind.port, RemedyKind.stated]
+
+
+def test_a_command_quoted_after_require_is_one_to_run_and_a_quoted_name_is_not():
+    # wolweb#3: Docker's pull refusal.
+    line = ("ERROR: pull access denied for wolweb, repository does not exist or may require 'docker login': denied: "
+            "requested access to the resource is denied")
+    assert named_remedies([line]) == [Remedy(RemedyKind.command, "docker login")]
+    # One quoted word after "requires" is a package, not a command (a script's own note).
+    package = named_remedies(["Note: device_map requires 'accelerate' package. Loading without it..."])
+    assert package == [Remedy(RemedyKind.package, "accelerate")]
+
+
+def test_a_prometheus_block_whose_meta_json_ends_early_is_the_block_to_move_away():
+    # prometheus#5457 (the block directory left empty).
+    unnamed = _fallback([('level=error caller=main.go:731 err="opening storage failed: block dir: : unexpected end of '
+                         'JSON input"')], "prometheus")
+    assert "find /prometheus -name meta.json -size 0" in unnamed.fix.text and "block directory" in unnamed.fix.text
+    # outline-server#615 (the reporter wrote {HASH} for the block's name).
+    named = _fallback([('level=error ts=2020-04-01T07:53:10.069420248Z caller=main.go:617 err="opening storage failed: '
+                       'block dir: \\"/home/vince/shadowbox/persisted-state/prometheus/data/{HASH}\\": unexpected end of '
+                       'JSON input"')], "prometheus")
+    assert "move the block /home/vince/shadowbox/persisted-state/prometheus/data/{HASH} (its meta.json)" in named.fix.text
+    # Docker's JSON cut short (a container's config.v2.json) keeps the general reading.
+    other = _fallback(["Error response from daemon: unexpected end of JSON input"], "docker")
+    assert "meta.json" not in other.fix.text and "is empty or cut short" in other.fix.text

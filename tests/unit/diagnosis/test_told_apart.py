@@ -212,9 +212,9 @@ def test_grep_finding_itself_or_a_killed_supervisord_is_not_one_running():
         assert "pid" not in diagnosis.values and "remove the stale socket file" in diagnosis.fix.text
 
 
-def _supervisorctl(*lines: str):
+def _supervisorctl(*lines: str, cause: Cause = Cause.supervisor_not_running):
     diagnosis = diagnose_log(list(lines), _SUPERVISORD)
-    assert diagnosis is not None and diagnosis.cause is Cause.supervisor_not_running
+    assert diagnosis is not None and diagnosis.cause is cause
     return diagnosis
 
 
@@ -252,6 +252,34 @@ def test_supervisorctl_reading_a_file_without_its_section_keeps_its_own_class():
     assert diagnosis is not None and diagnosis.cause is Cause.supervisorctl_section_missing
 
 
+_WRONG_SERVER = Cause.supervisorctl_wrong_server
+
+
+def test_supervisorctl_refused_over_xml_rpc_is_another_server_or_supervisords_password():
+    # A blog's 404 (supervisorctl without -c, round 23) and supervisor#1253's 401.
+    other = _supervisorctl("error: <class 'xmlrpclib.ProtocolError'>, <ProtocolError for 127.0.0.1/RPC2: 404 Not "
+                           "Found>: file: /usr/local/Cellar/supervisor/3.3.5/libexec/lib/python2.7/site-packages/"
+                           "supervisor/xmlrpc.py line: 519", cause=_WRONG_SERVER)
+    assert other.values == {"status": 404, "server": "127.0.0.1"}
+    assert "supervisorctl -c" in other.fix.text and "[inet_http_server]" in other.fix.text and "ss -ltnp" in other.fix.text
+    password = _supervisorctl("Server requires authentication",
+                              "error: <class 'xmlrpclib.ProtocolError'>, <ProtocolError for 127.0.0.1/RPC2: 401 "
+                              "Unauthorized>: file: /usr/lib/python2.7/site-packages/supervisor/xmlrpc.py line: 545",
+                              cause=_WRONG_SERVER)
+    assert password.values["status"] == 401
+    assert "password=" in password.fix.text and "supervisorctl -u USER -p PASSWORD" in password.fix.text
+
+
+def test_a_supervisord_that_answered_and_failed_or_another_xml_rpc_client_is_not_another_server():
+    # supervisor#1600: a 500 is supervisord's own failure; rtorrent_orphan_cleanup#12: rTorrent's /RPC2, not supervisorctl.
+    for line in (("error: <class 'xmlrpc.client.ProtocolError'>, <ProtocolError for 127.0.0.1/RPC2: 500 Internal Server "
+                 "Error>: file: /usr/lib/python3/dist-packages/supervisor/xmlrpc.py line: 542"),
+                 ("xmlrpc.client.ProtocolError: <ProtocolError for myuser:xxx@yyy.feralhosting.com/shakenfr/rutorrent/"
+                 "RPC2: 401 Unauthorized>")):
+        diagnosis = diagnose_log([line], _SUPERVISORD)
+        assert diagnosis is None or diagnosis.cause is not Cause.supervisorctl_wrong_server, line
+
+
 def _request(line: str):
     diagnosis = diagnose_log([line], DiagnosisContext(service="vllm"))
     assert diagnosis is not None
@@ -285,3 +313,35 @@ def test_a_system_message_out_of_place_keeps_its_placement_fix():
     # A template's refusal as an OpenAI client relays it (heldout_round10's wally#77 log).
     diagnosis = _request("400 System message must be at the beginning.")
     assert diagnosis.cause is Cause.system_message_position and "--system-placement in-place" in diagnosis.fix.text
+
+
+# Prometheus's record cut after its message: the reason on the next line (docker_learning's notes).
+_PROMETHEUS_CONFIG = 'level=ERROR msg="Error loading config (--config.file=/etc/prometheus/prometheus.yml)"'
+
+
+def _prometheus(*lines: str):
+    diagnosis = diagnose_log(list(lines), DiagnosisContext(service="prometheus"))
+    assert diagnosis is not None
+    return diagnosis
+
+
+def test_a_config_file_prometheus_may_not_open_is_its_mode_even_with_the_reason_on_the_next_line():
+    diagnosis = _prometheus(_PROMETHEUS_CONFIG, 'err="open /etc/prometheus/prometheus.yml: permission denied"')
+    assert diagnosis.cause is Cause.prometheus_config_permission
+    assert diagnosis.values["path"] == "/etc/prometheus/prometheus.yml"
+    assert "chmod 644" in diagnosis.fix.text and "65534" in diagnosis.fix.text
+
+
+def test_a_config_file_missing_with_the_reason_on_the_next_line_is_the_mount_without_it():
+    diagnosis = _prometheus(_PROMETHEUS_CONFIG, 'err="open /etc/prometheus/prometheus.yml: no such file or directory"')
+    assert diagnosis.cause is Cause.prometheus_config_missing
+
+
+def test_a_config_that_does_not_parse_stays_a_parse_error_whatever_line_its_reason_is_on():
+    # node-epimetheus#41 (an older Prometheus, its reason on the next line) and grafana#57814 (one line).
+    wrapped = _prometheus(_PROMETHEUS_CONFIG, 'err="error loading config from \\"prometheus.yml\\": couldn\'t load '
+                          'configuration (--config.file=\\"prometheus.yml\\"): parsing YAML file prometheus.yml: yaml: '
+                          'unmarshal errors:\\n  line 7: field labels not found in type config.plain"')
+    one_line = _prometheus(_PROMETHEUS_CONFIG + ' file=/etc/prometheus/prometheus.yml err="parsing YAML file '
+                           '/etc/prometheus/prometheus.yml: yaml: line 8: did not find expected \'-\' indicator"')
+    assert wrapped.cause is one_line.cause is Cause.prometheus_config_invalid
