@@ -233,6 +233,8 @@ class Cause(str, Enum):
     libnvidia_container_outdated = "libnvidia-container-outdated"
     # Round 23's misses, built by cause.
     supervisorctl_wrong_server = "supervisorctl-wrong-server"
+    # Round 24's misses, built by cause.
+    nginx_user_unknown = "nginx-user-unknown"
     # no signature knows it: the decisive error line and the remedy the log names (fallback.py)
     unrecognised = "unrecognised"
 

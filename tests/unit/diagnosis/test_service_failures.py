@@ -211,6 +211,8 @@ BY_CLASS: dict[Cause, Expect] = {
                                                  "nvidia-container-cli --version")),
     # Round 23's misses, built by cause.
     C.supervisorctl_wrong_server: Expect(says=("supervisorctl -c", "[supervisorctl]", "pgrep -a supervisord")),
+    # Round 24's misses, built by cause.
+    C.nginx_user_unknown: Expect(says=("user directive", "www-data", "nginx -t")),
     C.model_tools_unsupported: Expect(severity=ADVISORY, says=("supports tools", "--enable-auto-tool-choice")),
     C.client_key_rejected: Expect(env="OPENAI_API_KEY", severity=ADVISORY, says=("OPENAI_BASE_URL", "stackctl connect")),
     # Round 11's one-report classes, given a second report of the same cause in other words.
@@ -404,7 +406,8 @@ ROUND_LABELS = {"cuda_graph_capture_regression": "cuda_graph_capture_failed",
                 "image_bundles_nvidia_smi_file_exists": "container_driver_libs_conflict",
                 "toolkit_mount_stat_failed_old_libnvidia_container": "libnvidia_container_outdated",
                 "prometheus_config_file_not_readable": "prometheus_config_permission",
-                "supervisorctl_wrong_config_rpc_404": "supervisorctl_wrong_server"}
+                "supervisorctl_wrong_config_rpc_404": "supervisorctl_wrong_server",
+                "nginx_user_missing_getpwnam": "nginx_user_unknown"}
 
 
 def test_every_class_is_built_from_several_reports():

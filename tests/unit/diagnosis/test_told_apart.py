@@ -345,3 +345,15 @@ def test_a_config_that_does_not_parse_stays_a_parse_error_whatever_line_its_reas
     one_line = _prometheus(_PROMETHEUS_CONFIG + ' file=/etc/prometheus/prometheus.yml err="parsing YAML file '
                            '/etc/prometheus/prometheus.yml: yaml: line 8: did not find expected \'-\' indicator"')
     assert wrapped.cause is one_line.cause is Cause.prometheus_config_invalid
+
+
+def test_nginx_user_directive_naming_a_missing_user_or_group_is_told_from_supervisords():
+    # NginxProxyManager#398 and Entware-ng#870 (a group); supervisor's own "Invalid user name" stays its own.
+    user = diagnose_log(['nginx: [emerg] getpwnam("nginx") failed in /etc/nginx/nginx.conf:1'], _NGINX)
+    assert user is not None and user.cause is Cause.nginx_user_unknown
+    assert user.values == {"user": "nginx", "file": "/etc/nginx/nginx.conf"} and "sudo useradd --system" in user.fix.text
+    group = diagnose_log(['nginx: [emerg] getgrnam("nobody") failed in /opt/etc/nginx/nginx.conf:2'], _NGINX)
+    assert group is not None and group.values["group"] == "nobody" and "sudo groupadd --system nobody" in group.fix.text
+    supervisord = diagnose_log([("Error: Invalid user name pythonapp in section 'program:app' (file: "
+                                 "'/etc/supervisord.conf')")], _SUPERVISORD)
+    assert supervisord is not None and supervisord.cause is Cause.supervisor_user_unknown
