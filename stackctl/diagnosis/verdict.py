@@ -235,6 +235,7 @@ class Cause(str, Enum):
     supervisorctl_wrong_server = "supervisorctl-wrong-server"
     # Round 24's misses, built by cause.
     nginx_user_unknown = "nginx-user-unknown"
+    nvidia_ldconfig_failed = "nvidia-ldconfig-failed"
     # no signature knows it: the decisive error line and the remedy the log names (fallback.py)
     unrecognised = "unrecognised"
 

@@ -357,3 +357,37 @@ def test_nginx_user_directive_naming_a_missing_user_or_group_is_told_from_superv
     supervisord = diagnose_log([("Error: Invalid user name pythonapp in section 'program:app' (file: "
                                  "'/etc/supervisord.conf')")], _SUPERVISORD)
     assert supervisord is not None and supervisord.cause is Cause.supervisor_user_unknown
+
+
+_DOCKER = DiagnosisContext(service="docker")
+
+
+def test_nvidia_container_clis_cuda_unknown_error_is_the_driver_needing_a_reboot_not_a_missing_runtime():
+    # libnvidia-container#3 and #103 (a reboot fixed it), nvidia-docker#1060 (reloading the modules).
+    unknown = diagnose_log(["nvidia-container-cli: initialization error: cuda error: unknown error"], _DOCKER)
+    assert unknown is not None and unknown.cause is Cause.driver_library_mismatch
+    assert "reboot the host" in unknown.fix.text and "sudo modprobe nvidia nvidia_uvm" in unknown.fix.text
+    # Its neighbours keep their classes: no driver loaded, no runtime, CUDA failing inside the container.
+    for line, cause in (("nvidia-container-cli: initialization error: nvml error: driver not loaded",
+                         Cause.gpu_driver_not_loaded),
+                        ('could not select device driver "" with capabilities: [[gpu]]', Cause.no_gpu_runtime),
+                        ("cuInit(0) failed -> CUDA_ERROR_UNKNOWN: unknown error", Cause.cuda_init_unknown)):
+        diagnosis = diagnose_log([line], _DOCKER)
+        assert diagnosis is not None and diagnosis.cause is cause, line
+    # WSL's "os call failed" is another CUDA error, not this one (nvidia-container-toolkit#908).
+    wsl = diagnose_log([("nvidia-container-cli: initialization error: cuda error: os call failed or operation not "
+                         "supported on this os: unknown.")], _DOCKER)
+    assert wsl is None or wsl.cause is not Cause.driver_library_mismatch
+
+
+def test_nvidia_container_clis_ldconfig_missing_or_failing_names_config_tomls_ldconfig_line():
+    # nvidia-docker#587 (127: the program is not there) and nvidia-container-toolkit#147 (code 1).
+    missing = diagnose_log(["nvidia-container-cli: ldcache error: process /sbin/ldconfig failed with error code: 127"],
+                           _DOCKER)
+    assert missing is not None and missing.cause is Cause.nvidia_ldconfig_failed
+    assert missing.values == {"path": "/sbin/ldconfig", "code": 127} and "is not there" in missing.summary
+    assert "run it on the host" not in missing.fix.text
+    failing = diagnose_log([("stderr: nvidia-container-cli: ldcache error: process /sbin/ldconfig.real failed with "
+                             "error code: 1: unknown.")], _DOCKER)
+    assert failing is not None and failing.cause is Cause.nvidia_ldconfig_failed
+    assert "`sudo /sbin/ldconfig.real`" in failing.fix.text and "@/sbin/ldconfig.real" in failing.fix.text
