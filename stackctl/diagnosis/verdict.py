@@ -236,6 +236,8 @@ class Cause(str, Enum):
     # Round 24's misses, built by cause.
     nginx_user_unknown = "nginx-user-unknown"
     nvidia_ldconfig_failed = "nvidia-ldconfig-failed"
+    memory_profiling_free_memory_grew = "memory-profiling-free-memory-grew"
+    ptx_toolchain_unsupported = "ptx-toolchain-unsupported"
     # no signature knows it: the decisive error line and the remedy the log names (fallback.py)
     unrecognised = "unrecognised"
 

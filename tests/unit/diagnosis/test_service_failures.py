@@ -213,6 +213,10 @@ BY_CLASS: dict[Cause, Expect] = {
     C.supervisorctl_wrong_server: Expect(says=("supervisorctl -c", "[supervisorctl]", "pgrep -a supervisord")),
     # Round 24's misses, built by cause.
     C.nginx_user_unknown: Expect(says=("user directive", "www-data", "nginx -t")),
+    C.memory_profiling_free_memory_grew: Expect("vllm.extra_args", "--kv-cache-memory-bytes",
+                                                says=("skips memory profiling", "unified memory")),
+    C.ptx_toolchain_unsupported: Expect("images.vllm", says=("ENTRYPOINT", "nvidia_entrypoint.sh", "forward compatibility",
+                                                             "vllm-entrypoint")),
     C.nvidia_ldconfig_failed: Expect(says=("/etc/nvidia-container-runtime/config.toml", "@/sbin/ldconfig.real",
                                            "ls -l /sbin/ldconfig*")),
     C.model_tools_unsupported: Expect(severity=ADVISORY, says=("supports tools", "--enable-auto-tool-choice")),
@@ -411,7 +415,9 @@ ROUND_LABELS = {"cuda_graph_capture_regression": "cuda_graph_capture_failed",
                 "supervisorctl_wrong_config_rpc_404": "supervisorctl_wrong_server",
                 "nginx_user_missing_getpwnam": "nginx_user_unknown",
                 "nvidia_container_cli_ldconfig_path_wrong": "nvidia_ldconfig_failed",
-                "nvidia_container_cli_cuda_unknown_error": "driver_library_mismatch"}
+                "nvidia_container_cli_cuda_unknown_error": "driver_library_mismatch",
+                "vllm_memory_profiling_free_memory_grew_unified_memory": "memory_profiling_free_memory_grew",
+                "vllm_ptx_unsupported_toolchain_entrypoint_replaced": "ptx_toolchain_unsupported"}
 
 
 def test_every_class_is_built_from_several_reports():

@@ -391,3 +391,29 @@ def test_nvidia_container_clis_ldconfig_missing_or_failing_names_config_tomls_ld
                              "error code: 1: unknown.")], _DOCKER)
     assert failing is not None and failing.cause is Cause.nvidia_ldconfig_failed
     assert "`sudo /sbin/ldconfig.real`" in failing.fix.text and "@/sbin/ldconfig.real" in failing.fix.text
+
+
+_VLLM = DiagnosisContext(service="vllm")
+
+
+def test_memory_profiling_with_more_free_memory_after_is_not_too_little_free_at_start():
+    # vllm#56830 (GB10 and H100) beside round 24's "Free memory on device ... less than desired" on the same Spark.
+    grew = diagnose_log(["AssertionError: Error in memory profiling. Initial free memory 98.0 GiB, current free",
+                         "memory 100.59 GiB. This happens when other processes sharing the same container release"],
+                        _VLLM)
+    assert grew is not None and grew.cause is Cause.memory_profiling_free_memory_grew
+    assert grew.values == {"initial_free_gib": 98.0, "current_free_gib": 100.59}
+    assert (grew.fix.key, grew.fix.flag) == ("vllm.extra_args", "--kv-cache-memory-bytes")
+    short = diagnose_log(["ValueError: Free memory on device cuda:0 (104.5/121.69 GiB) on startup is less than",
+                          "desired GPU memory utilization (0.92, 111.95 GiB)."], _VLLM)
+    assert short is not None and short.cause is Cause.free_memory_below_target
+
+
+def test_ptx_from_a_newer_toolchain_names_the_images_entrypoint_and_the_driver_not_ptxas():
+    # vllm#31700; Triton's ptxas not knowing sm_121 stays its own (TRITON_PTXAS_PATH).
+    ptx = diagnose_log([("torch.AcceleratorError: CUDA error: the provided PTX was compiled with an unsupported "
+                         "toolchain.")], _VLLM)
+    assert ptx is not None and ptx.cause is Cause.ptx_toolchain_unsupported and ptx.fix.key == "images.vllm"
+    assert "nvidia_entrypoint.sh" in ptx.fix.text and "update the host driver" in ptx.fix.text
+    ptxas = diagnose_log(["ptxas fatal   : Value 'sm_121a' is not defined for option 'gpu-name'"], _VLLM)
+    assert ptxas is not None and ptxas.cause is Cause.ptxas_unknown_arch
