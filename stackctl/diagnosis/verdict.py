@@ -238,6 +238,7 @@ class Cause(str, Enum):
     nvidia_ldconfig_failed = "nvidia-ldconfig-failed"
     memory_profiling_free_memory_grew = "memory-profiling-free-memory-grew"
     ptx_toolchain_unsupported = "ptx-toolchain-unsupported"
+    certbot_challenge_wrong_answer = "certbot-challenge-wrong-answer"
     # no signature knows it: the decisive error line and the remedy the log names (fallback.py)
     unrecognised = "unrecognised"
 

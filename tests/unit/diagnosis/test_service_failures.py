@@ -217,6 +217,7 @@ BY_CLASS: dict[Cause, Expect] = {
                                                 says=("skips memory profiling", "unified memory")),
     C.ptx_toolchain_unsupported: Expect("images.vllm", says=("ENTRYPOINT", "nvidia_entrypoint.sh", "forward compatibility",
                                                              "vllm-entrypoint")),
+    C.certbot_challenge_wrong_answer: Expect("hostname", says=("before any redirect", "nginx -T", "return 301")),
     C.nvidia_ldconfig_failed: Expect(says=("/etc/nvidia-container-runtime/config.toml", "@/sbin/ldconfig.real",
                                            "ls -l /sbin/ldconfig*")),
     C.model_tools_unsupported: Expect(severity=ADVISORY, says=("supports tools", "--enable-auto-tool-choice")),
@@ -417,7 +418,8 @@ ROUND_LABELS = {"cuda_graph_capture_regression": "cuda_graph_capture_failed",
                 "nvidia_container_cli_ldconfig_path_wrong": "nvidia_ldconfig_failed",
                 "nvidia_container_cli_cuda_unknown_error": "driver_library_mismatch",
                 "vllm_memory_profiling_free_memory_grew_unified_memory": "memory_profiling_free_memory_grew",
-                "vllm_ptx_unsupported_toolchain_entrypoint_replaced": "ptx_toolchain_unsupported"}
+                "vllm_ptx_unsupported_toolchain_entrypoint_replaced": "ptx_toolchain_unsupported",
+                "certbot_http01_unauthorized_redirect_misconfigured": "certbot_challenge_wrong_answer"}
 
 
 def test_every_class_is_built_from_several_reports():

@@ -417,3 +417,16 @@ def test_ptx_from_a_newer_toolchain_names_the_images_entrypoint_and_the_driver_n
     assert "nvidia_entrypoint.sh" in ptx.fix.text and "update the host driver" in ptx.fix.text
     ptxas = diagnose_log(["ptxas fatal   : Value 'sm_121a' is not defined for option 'gpu-name'"], _VLLM)
     assert ptxas is not None and ptxas.cause is Cause.ptxas_unknown_arch
+
+
+def test_a_challenge_answered_wrongly_is_a_redirect_or_another_server_not_an_unreachable_host():
+    # fastapi-nginx-gunicorn#5: a 404 at https:// after nginx redirected the challenge; certbot#10028: a CDN's 522.
+    redirected = diagnose_log([("  Detail: 88.204.254.236: Invalid response from https://chat.iuth.edu.kz/.well-known/"
+                                "acme-challenge/X4--aVCXhgZWsXhBgqAKgmini5ydT0tER3yNFLH2keE: 404")], _CERTBOT)
+    assert redirected is not None and redirected.cause is Cause.certbot_challenge_wrong_answer
+    assert redirected.values["status"] == 404 and "a redirect took it" in redirected.summary
+    assert "before any redirect" in redirected.fix.text and redirected.fix.key == "hostname"
+    cdn = diagnose_log([("  Detail: During secondary validation: 2a06:98c1:3121::1: Invalid response from "
+                         "http://test.moonbyte.net/.well-known/acme-challenge/Vc8OqajF2pYc6fHsFFOC-tJDTtogtFgBkAHh_UTIV_o"
+                         ": 522")], _CERTBOT)
+    assert cdn is not None and cdn.cause is Cause.certbot_challenge_unreachable
