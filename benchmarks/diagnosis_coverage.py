@@ -156,7 +156,11 @@ held-out set of real failure logs collected from other public reports and never 
   vLLM's memory profiling on unified memory and a PTX toolchain error), one a neighbouring class
   (certbot's challenge refused by a redirect, read as unreachable), and one the right key in words
   its header does not use (a newer images.prometheus for a flag an old Prometheus lacks, counted as
-  a miss); rounds 16 to 24 together: 61/104 = 58.7%; rounds 20 to 24: 34/54 = 63.0%).
+  a miss); rounds 16 to 24 together: 61/104 = 58.7%; rounds 20 to 24: 34/54 = 63.0%; its misses
+  led to certbot's challenge answered by a redirect or another server, nginx's missing `user`,
+  nvidia-container-cli's ldconfig and CUDA "unknown error", vLLM's memory profiling on unified
+  memory and PTX from a newer toolchain, each built from other reports, and an images key named
+  with its program in words: own set then 1284/1284).
 - held-out: tests/data/heldout_failures, the next round: logs from other reports, collected after
   the round before was built from, by a collector who saw neither the signatures nor that work;
   measured once. Each file's `# fix:` header lists what a right fix names (`key=`, `flag=`, `env=`:
