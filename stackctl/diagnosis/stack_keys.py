@@ -171,7 +171,7 @@ def placement(remedy: Remedy, service: str, port_keys: Mapping[int, str] | None 
     if remedy.kind is RemedyKind.stated:
         return Placement(None, f"{remedy.name}, as the log asks")
     if remedy.kind is RemedyKind.command:
-        return Placement(None, f"run `{remedy.name}` where {service} runs, as the log says")
+        return Placement(None, f"run `{remedy.name}` {_where(service)}, as the log says")
     if remedy.kind is RemedyKind.directive:
         return Placement(None, f"the log names {service}'s `{remedy.name}` setting: stackctl renders {service}'s "
                                f"configuration, so report it if the rendered one needs a change")
@@ -179,7 +179,12 @@ def placement(remedy: Remedy, service: str, port_keys: Mapping[int, str] | None 
         return Placement(None, f"set {remedy.name}{'=' + remedy.value if remedy.value else ''} in {service}'s "
                                "environment")
     return Placement(None, f"{'add ' if remedy.kind is RemedyKind.flag else 'install '}{remedy.name}{value} "
-                           f"where {service} runs")
+                           f"{_where(service)}")
+
+
+def _where(service: str) -> str:
+    """Where a remedy is applied: the Docker client runs on this host; a service, wherever it runs."""
+    return "on this host" if service in ("docker", "compose") else f"where {service} runs"
 
 
 def _file_key(path: str, service: str) -> str | None:
