@@ -21,6 +21,7 @@ from stackctl.diagnosis.log_lines import (
 )
 from stackctl.diagnosis.remedy import EXHAUSTED, Remedy, RemedyKind, named_remedies
 from stackctl.diagnosis.stack_keys import Placement, as_flag, placement, switch
+from stackctl.diagnosis.stated_causes import StatedCause, stated_causes
 from stackctl.diagnosis.verdict import Cause, Diagnosis, DiagnosisContext, Fix, Severity
 
 # How far around the decisive line hints are read (lines before: the error records that lead up
@@ -72,17 +73,31 @@ def read_fallback(run: Sequence[str], context: DiagnosisContext) -> FallbackRead
 
 def _with_error_line(lines: list[str], decisive: ErrorLine, context: DiagnosisContext) -> Diagnosis:
     fatal = context.failed if context.failed is not None else decisive.weight is Weight.crash
-    remedies = named_remedies(_remedy_window(lines, decisive))
+    window = _remedy_window(lines, decisive)
+    causes = stated_causes(window, context)
+    remedies = _beside(causes, named_remedies(window))
     service = context.service
     message = _shortened(decisive.text)
     summary = f"{service} stopped on: {message}" if fatal else f"{service}'s log reports an error: {message}"
-    return Diagnosis(Cause.unrecognised, summary, _fix(remedies, context, fatal), decisive.text,
+    named = [cause.name for cause in causes] + [remedy.name for remedy in remedies]
+    return Diagnosis(Cause.unrecognised, summary, _fix(causes, remedies, context, fatal), decisive.text,
                      Severity.fatal if fatal else Severity.advisory,
-                     {"error": decisive.text, **({"remedies": ", ".join(r.name for r in remedies)} if remedies else {})})
+                     {"error": decisive.text, **({"remedies": ", ".join(named)} if named else {})})
 
 
-def _fix(remedies: list[Remedy], context: DiagnosisContext, fatal: bool) -> Fix:
+def _beside(causes: list[StatedCause], remedies: list[Remedy]) -> list[Remedy]:
+    """The remedies a stated cause does not already say: an image the registry refuses names its
+    `docker login` itself, after the image name to check."""
+    if any(cause.name.startswith("image: ") for cause in causes):
+        return [remedy for remedy in remedies
+                if not (remedy.kind is RemedyKind.command and remedy.name.startswith("docker login"))]
+    return remedies
+
+
+def _fix(causes: list[StatedCause], remedies: list[Remedy], context: DiagnosisContext, fatal: bool) -> Fix:
     service = context.service
+    if causes:
+        return _cause_fix(causes, remedies, context)
     if not remedies:
         hint = _SERVICE_HINTS.get(service)
         what = f"what stopped {service}" if fatal else f"the last error {service} logged"
@@ -104,6 +119,16 @@ def _fix(remedies: list[Remedy], context: DiagnosisContext, fatal: bool) -> Fix:
     return Fix(text + "; then `stackctl up`", key=where.key, flag=flag,
                env=first.name if first.kind is RemedyKind.env else None,
                value=None if (is_switch and flag) or first.kind in EXHAUSTED else first.value)
+
+
+def _cause_fix(causes: list[StatedCause], remedies: list[Remedy], context: DiagnosisContext) -> Fix:
+    """What the error states went wrong leads; what the log names as its remedy follows."""
+    stated = [cause.text for cause in causes[:_REMEDIES_SHOWN]]
+    also = list(dict.fromkeys(placement(remedy, context.service, context.port_keys).text for remedy in remedies))
+    text = "the error states its cause: " + "; ".join(stated)
+    if also:
+        text += "; the log also names: " + "; ".join(also[:_REMEDIES_SHOWN])
+    return Fix(text + "; then `stackctl up`", key=causes[0].key)
 
 
 def _without_error_line(lines: list[str], context: DiagnosisContext) -> Diagnosis | None:

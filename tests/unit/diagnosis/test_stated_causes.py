@@ -1,0 +1,198 @@
+"""Causes an error line states, read by the fallback where no signature knows the failure: two
+components whose versions do not match, a unix socket with no server behind it (or one refusing this
+user), an image the registry refuses. Each with its neighbours that state no such cause. The lines are
+real: from tests/data, or quoted from the public report named beside them."""
+
+from __future__ import annotations
+
+import pytest
+
+from stackctl.config import parse_stack_config
+from stackctl.diagnosis import Cause
+from stackctl.diagnosis.diagnose import context_for
+from stackctl.diagnosis.fallback import fallback_diagnosis
+from stackctl.diagnosis.remedy import Remedy, RemedyKind
+from stackctl.diagnosis.stack_keys import placement
+from stackctl.diagnosis.stated_causes import stated_causes
+
+_DEFAULTS = parse_stack_config({})
+
+
+def _fallback(lines: list[str], service: str):
+    diagnosis = fallback_diagnosis(lines, context_for(service, _DEFAULTS, failed=True))
+    assert diagnosis is not None and diagnosis.cause is Cause.unrecognised
+    return diagnosis
+
+
+def _causes(line: str, service: str):
+    return stated_causes([line], context_for(service, _DEFAULTS))
+
+
+# --- versions that do not match ---------------------------------------------------------------------
+
+def test_a_name_the_installed_package_lacks_names_that_package_and_the_engines_image():
+    # Loong#12 (held-out round 9): outlines newer than the vLLM that imports it.
+    line = ("ImportError: cannot import name 'build_regex_from_schema' from 'outlines.fsm.json_schema' "
+            "(/home/anaconda3/envs/Finance_Baseline/lib/python3.9/site-packages/outlines/fsm/json_schema.py)")
+    fix = _fallback([line], "vllm").fix
+    assert fix.text.startswith("the error states its cause: the installed outlines has no build_regex_from_schema")
+    assert fix.key == "images.vllm" and "stackctl install-engine" in fix.text and "pip check" in fix.text
+
+
+def test_a_package_found_nowhere_or_imported_in_a_circle_is_no_version_mismatch():
+    # vllm#5086: a directory named vllm shadows the package ("unknown location"); Python's circular import.
+    assert _causes("ImportError: cannot import name 'LLM' from 'vllm' (unknown location)", "vllm") == []
+    assert _causes("ImportError: cannot import name 'x' from partially initialized module 'y' (most likely due to "
+                   "a circular import) (/app/y.py)", "vllm") == []
+
+
+def test_an_undefined_symbol_names_the_library_it_belongs_to_and_the_module_built_against_another():
+    # vllm#3147 (held-out round 5): vLLM's extension built against another torch (at::_ops is PyTorch's).
+    line = ("ImportError: /usr/local/lib/python3.10/dist-packages/vllm/_C.cpython-310-x86_64-linux-gnu.so: undefined "
+            "symbol: _ZN2at4_ops15to_dtype_layout4callERKNS_6TensorEN3c108optionalINS5_10ScalarTypeEEE")
+    fix = _fallback([line], "vllm").fix
+    assert "vllm was compiled against another torch than the one installed" in fix.text
+    assert fix.key == "images.vllm" and "ABI" in fix.text and "stackctl install-engine" in fix.text
+    # vllm#13608: a source build's extension, outside site-packages: its package is its directory.
+    [cause] = _causes("ImportError: /workspace/vllm-abo/vllm/_C.abi3.so: undefined symbol: "
+                      "_ZN5torch3jit17parseSchemaOrNameERKSsb", "vllm")
+    assert cause.text.startswith("vllm was compiled against another torch")
+
+
+def test_a_cuda_driver_symbol_missing_is_a_driver_too_old_not_a_rebuild():
+    # vllm#11623: cuTensorMapEncodeTiled is the CUDA driver API's (libcuda, from the driver).
+    line = ("WARNING 12-30 17:06:52 _custom_ops.py:19] Failed to import from vllm._C with ImportError('/usr/local/app/"
+            ".local/lib/python3.8/site-packages/vllm/_C.abi3.so: undefined symbol: cuTensorMapEncodeTiled')")
+    [cause] = _causes(line, "vllm")
+    assert "update the host's NVIDIA driver" in cause.text and "ABI" not in cause.text
+
+
+def test_pips_requires_but_you_have_names_the_pin_with_its_versions():
+    # hiyouga/EasyR1#27 and vllm#2747: pip's resolver after an install over the engine.
+    [torch] = _causes("vllm 0.7.3 requires torch==2.5.1, but you have torch 2.4.0+cu124 which is incompatible.", "vllm")
+    assert torch.name == "version mismatch: torch" and torch.key == "images.vllm"
+    assert "vllm 0.7.3 requires torch==2.5.1 but torch 2.4.0+cu124 is installed" in torch.text
+    assert "pin torch==2.5.1" in torch.text
+    [pydantic] = _causes("outlines 0.0.37 requires pydantic>=2.0, but you have pydantic 1.10.13 which is "
+                         "incompatible.", "vllm")
+    assert "pin pydantic>=2.0" in pydantic.text
+
+
+def test_numpys_c_api_mismatch_names_numpy_and_both_versions():
+    # zju3dv/NeuralRecon#147.
+    [cause] = _causes("RuntimeError: module compiled against API version 0x10 but this version of numpy is 0xe",
+                      "vllm")
+    assert cause.name == "version mismatch: numpy" and "API version 0x10 but numpy's is 0xe" in cause.text
+
+
+def test_an_api_version_mismatch_names_the_services_image_to_update_or_roll_back():
+    # dcgm-exporter#80 (held-out round 10): the exporter's DCGM bindings against the host's.
+    fix = _fallback(['time="2022-07-19T14:22:41Z" level=fatal msg="Error getting device busid: API version mismatch"'],
+                    "gpu-exporter").fix
+    assert fix.key == "images.gpu-exporter" and "roll back" in fix.text
+    assert "gpu-exporter's image and the library it talks to are of different releases" in fix.text
+    # gpu-monitoring-tools#165: where the line names the API, the fix does.
+    [dcgm] = _causes('time="2021-03-11T18:34:25+08:00" level=fatal msg="Error retrieving DCGM MIG hierarchy: API '
+                     'version mismatch"', "gpu-exporter")
+    assert dcgm.name == "version mismatch: DCGM" and "the DCGM it talks to" in dcgm.text
+
+
+def test_the_nvidia_drivers_own_mismatch_is_a_reboot_not_an_image():
+    # nvidia-container-toolkit#394 (held-out round 3).
+    fix = _fallback([("nvidia-container-cli: initialization error: nvml error: driver/library version mismatch: "
+                     "unknown")], "docker").fix
+    assert "reboot" in fix.text and "rmmod" in fix.text and fix.key is None
+
+
+# --- a unix socket with no server behind it ---------------------------------------------------------
+
+def test_supervisorctls_missing_socket_says_start_supervisord_or_point_supervisorctl_at_its_socket():
+    # supervisor#121 (held-out round 16) and #1259 (round 21: Python 2's socket error names no path).
+    for line in ("unix:///var/run/supervisor.sock no such file",
+                 ("error: <class 'socket.error'>, [Errno 2] No such file or directory: file: "
+                 "/usr/lib/python2.7/socket.py line: 228")):
+        fix = _fallback([line], "supervisord").fix
+        assert "start supervisord" in fix.text and "supervisorctl -c" in fix.text and "serverurl" in fix.text
+
+
+def test_dockers_socket_missing_names_rootless_and_system_docker_and_old_compose_adds_the_group():
+    # cmc-csci143#454 (held-out round 3): a rootless engine's socket.
+    rootless = _fallback([("Cannot connect to the Docker daemon at unix:///run/user/1351/docker.sock. Is the docker "
+                          "daemon running?")], "docker").fix
+    assert "systemctl --user start docker" in rootless.text and "DOCKER_HOST" in rootless.text
+    assert rootless.key == "runtime"
+    # compose#4181 (held-out round 4): docker-compose 1.x says this also for a socket that refuses the user.
+    old = _fallback(["ERROR: Couldn't connect to Docker daemon at http+docker://localunixsocket - is it running?"],
+                    "docker").fix
+    assert "sudo systemctl enable --now docker" in old.text and "docker group" in old.text
+    # go-dockerclient#760: a Go client's dial.
+    [cause] = _causes("create container failed: Post http://unix.sock/containers/create?name=x: dial unix "
+                      "/var/run/docker.sock: connect: no such file or directory", "docker")
+    assert cause.name == "socket: docker"
+
+
+def test_a_socket_named_for_another_server_says_start_that_server():
+    # nginx-php-fpm#247: nginx's upstream socket with nothing accepting on it.
+    [cause] = _causes("connect() to unix:/var/run/php-fpm.sock failed (111: Connection refused) while connecting "
+                      "to upstream,", "nginx")
+    assert cause.text.startswith("nothing answers on /var/run/php-fpm.sock (a socket file its server left behind")
+    assert "start php-fpm" in cause.text
+    # containerd#10432: crictl's dial to the kubelet's old dockershim socket.
+    [shim] = _causes('FATA[0001] getting status of runtime: rpc error: code = Unavailable desc = connection error: '
+                     'desc = "transport: Error while dialing dial unix /var/run/dockershim.sock: connect: no such file '
+                     'or directory"', "docker")
+    assert "start dockershim" in shim.text
+
+
+def test_a_socket_that_refuses_the_user_names_the_docker_group():
+    # biorad#28 (held-out round 2).
+    fix = _fallback([("docker: Got permission denied while trying to connect to the Docker daemon socket at "
+                     "unix:///var/run/docker.sock: Post http://%2Fvar%2Frun%2Fdocker.sock/v1.26/containers/create?"
+                     "name=hello-world: dial unix /var/run/docker.sock: connect: permission denied.")], "docker").fix
+    assert "docker group" in fix.text and "usermod -aG docker" in fix.text and fix.key == "runtime"
+
+
+def test_neighbours_a_tcp_refusal_and_a_server_that_cannot_create_its_socket_state_no_missing_server():
+    # grafana's datasource to a Prometheus not up (TCP, not a socket); containerd#625: the server itself
+    # cannot bind its socket (its directory missing); supervisor#1183: supervisord cannot open its own.
+    for line, service in ((('Post "http://localhost:9090/api/v1/query": dial tcp 127.0.0.1:9090: connect: connection '
+                           'refused'), "grafana"),
+                          (("FATA[0000] can't create unix socket /run/containerd/containerd.sock: listen unix "
+                           "/run/containerd/containerd.sock: bind: no such file or directory"), "docker"),
+                          ("Error: Cannot open an HTTP server: socket.error reported errno.EACCES (13)", "supervisord")):
+        assert _causes(line, service) == []
+
+
+# --- an image the registry refuses --------------------------------------------------------------------
+
+def test_a_refused_pull_names_the_image_its_key_a_local_build_and_the_login_last():
+    # edit-mind#113 (held-out round 4): two images of a Compose project, never pushed.
+    fix = _fallback([("get errors during pull: \"pull access denied for edit-mind-web, repository does not exist or "
+                     "may require 'docker login': denied: requested access to the resource is denied\" and \"pull "
+                     "access denied for edit-mind-ml, repository does not exist or may require 'docker login'\"")],
+                    "docker").fix
+    assert fix.text.startswith("the error states its cause: the registry refuses edit-mind-web, edit-mind-ml")
+    assert "image name" in fix.text and "docker compose build" in fix.text
+    assert "run `docker login`" not in fix.text  # the login is said once, after the name to check
+    # vllm#17114: a tag that does not exist, for the engine's image.
+    tpu = _fallback([("Error response from daemon: manifest for vllm/vllm-tpu:latest not found: manifest unknown: "
+                     "manifest unknown")], "vllm").fix
+    assert tpu.key == "images.vllm" and "vllm/vllm-tpu:latest" in tpu.text
+    # dynamo#515: a private registry's login names the registry.
+    [nvcr] = _causes("Error response from daemon: pull access denied for nvcr.io/nvidian/nim-llm-dev/yatai-bentos-jsm3, "
+                     "repository does not exist or may require 'docker login': denied: requested access to the "
+                     "resource is denied", "vllm")
+    assert "`docker login nvcr.io`" in nvcr.text
+
+
+def test_a_pull_rate_limit_is_no_refused_image():
+    # play-with-docker#422's neighbour class: Docker Hub's limit, not a wrong name.
+    assert _causes("Error response from daemon: toomanyrequests: You have reached your unauthenticated pull rate "
+                   "limit. https://www.docker.com/increase-rate-limit", "docker") == []
+
+
+@pytest.mark.parametrize(("service", "where"), [("docker", "run `docker login` on this host"),
+                                                ("compose", "run `docker login` on this host"),
+                                                ("vllm", "run `docker login` where vllm runs")])
+def test_a_command_for_the_docker_client_runs_on_this_host(service, where):
+    assert placement(Remedy(RemedyKind.command, "docker login"), service).text.startswith(where)
