@@ -128,7 +128,7 @@ def _cause_fix(causes: list[StatedCause], remedies: list[Remedy], context: Diagn
     text = "the error states its cause: " + "; ".join(stated)
     if also:
         text += "; the log also names: " + "; ".join(also[:_REMEDIES_SHOWN])
-    return Fix(text + "; then `stackctl up`", key=causes[0].key)
+    return Fix(text + "; then `stackctl up`", key=causes[0].key, env=causes[0].env)
 
 
 def _without_error_line(lines: list[str], context: DiagnosisContext) -> Diagnosis | None:

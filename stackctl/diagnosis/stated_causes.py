@@ -9,7 +9,11 @@ name the fix of where no signature knows the failure:
   running?", "connect() to unix:/run/php-fpm.sock failed (111: Connection refused)"), or one that
   refuses this user ("connect: permission denied");
 - an image the registry refuses ("pull access denied for IMAGE, repository does not exist",
-  "manifest for IMAGE not found: manifest unknown").
+  "manifest for IMAGE not found: manifest unknown");
+- what a service needs from the host and does not find: Docker without a GPU device driver ("could not
+  select device driver "" with capabilities: [[gpu]]"), nginx's upstream name that does not resolve
+  ('host not found in upstream "app"'), a Hugging Face repository that refuses without a token (401,
+  GatedRepoError).
 """
 
 from __future__ import annotations
@@ -34,13 +38,18 @@ class StatedCause:
     name: str  # short, for the diagnosis's values: "version mismatch: outlines", "socket /x.sock"
     text: str  # the fix sentence
     key: str | None = None  # the stack.yaml key that applies it, where one does
+    env: str | None = None  # the variable that applies it, where one does
 
 
 def stated_causes(lines: Iterable[str], context: DiagnosisContext) -> list[StatedCause]:
     """The causes these lines (the decisive error first) state, each once, first stated first."""
     found: list[StatedCause] = []
+    lines = list(lines)
+    # The repository a refusal is about may be named on a line beside it.
+    repository = next((match for line in lines if (match := _HUB_REPOSITORY.search(line))), None)
     for line in lines:
-        for cause in (*_mismatches(line, context), *_sockets(line, context), *_refused_images(line, context)):
+        for cause in (*_mismatches(line, context), *_sockets(line, context), *_refused_images(line, context),
+                      *_host_lacks(line, repository)):
             if all(known.name != cause.name for known in found):
                 found.append(cause)
     return found
@@ -49,9 +58,9 @@ def stated_causes(lines: Iterable[str], context: DiagnosisContext) -> list[State
 # --- two components whose versions do not match ---------------------------------------------------
 
 # "cannot import name 'X' from 'pkg.mod' (/path/pkg/mod.py)": the installed pkg lacks what its caller
-# imports. Not a circular import, and not a package found nowhere ("(unknown location)").
+# imports. Not a package found nowhere ("(unknown location)": a directory of that name shadows it).
 _CANNOT_IMPORT = re.compile(r"cannot import name [`'\"](?P<name>[\w.]+)[`'\"] from [`'\"](?P<module>[\w.]+)[`'\"]"
-                            r"(?! \(unknown location\))(?!.*circular import)")
+                            r"(?! \(unknown location\))")
 # "/x/site-packages/vllm/_C.abi3.so: undefined symbol: _ZN3c10...": a compiled module built against
 # another release of the library that exports the symbol.
 _UNDEFINED_SYMBOL = re.compile(r"(?:(?P<library>/[^\s:'\"]+?\.so(?:\.[\d.]+)?): )?undefined symbol: (?P<symbol>\w+)")
@@ -297,3 +306,45 @@ def _refused_images(line: str, context: DiagnosisContext) -> list[StatedCause]:
         f"the registry refuses {named}: no such repository or tag, or a private one. Check the image name and tag "
         f"first: {which}; an image meant to be built on this host (a Compose `build:`) is on no registry: build it "
         f"(`docker compose build`) before starting; a private registry needs {login}"), key)]
+
+
+# --- what a service needs from the host and does not find -------------------------------------------
+
+# Docker's words when no device driver (the NVIDIA runtime's, or a CDI spec) offers the gpu capability.
+_NO_GPU_DRIVER = re.compile(r"could not select device driver \\?\"(?P<driver>[^\"\\]*)\\?\" with capabilities: \[\[gpu\]\]")
+# nginx resolves each upstream name once, at start.
+_UPSTREAM_UNKNOWN = re.compile(r"host not found in upstream \"(?P<host>[^\":/]+)(?::\d+)?\"")
+# The Hub's refusal without a token: a gated or private repository.
+_HUB_REFUSED = re.compile(r"GatedRepoError|Cannot access gated repo|You are trying to access a gated repo"
+                          r"|\b40[13] Client Error: \w+ for url: https://huggingface\.co/")
+_HUB_REPOSITORY = re.compile(r"https://huggingface\.co/(?:api/models/)?(?P<repo>[\w.-]+/[\w.-]+)/(?:resolve|revision)/"
+                             r"|(?:Access to model|Repo model) (?P<named>[\w.-]+/[\w.-]+) is")
+
+
+def _host_lacks(line: str, named: re.Match[str] | None) -> list[StatedCause]:
+    found: list[StatedCause] = []
+    if _NO_GPU_DRIVER.search(line):
+        found.append(StatedCause("no GPU device driver", (
+            "Docker has no device driver that offers GPUs (could not select device driver ... with capabilities "
+            "[[gpu]]): the NVIDIA Container Toolkit is missing or not registered with this Docker: install it "
+            "(`sudo apt install nvidia-container-toolkit`; where an upgrade left it broken, reinstall "
+            "nvidia-container-toolkit: remove the package and install it again), register "
+            "it with `sudo nvidia-ctk runtime configure --runtime=docker` and restart Docker (`sudo systemctl restart "
+            "docker`); a Docker installed as a snap does not see it: use docker-ce from Docker's repository")))
+    upstream = _UPSTREAM_UNKNOWN.search(line)
+    if upstream:
+        host = upstream["host"]
+        found.append(StatedCause(f"upstream host: {host}", (
+            f"nginx could not resolve the upstream host {host} when it started (`getent hosts {host}` tells): "
+            "stackctl's own upstreams are addresses (127.0.0.1 on one box, hosts: in stack.yaml on a split stack); "
+            f"a container name resolves only inside its Compose network, once the container runs: nginx must share "
+            f"that network and start after it (`depends_on:` the service named {host}), or resolve it at request time "
+            "(`resolver 127.0.0.11 valid=10s;` and a variable in proxy_pass)"), "hosts"))
+    if _HUB_REFUSED.search(line):
+        repository = (named["repo"] or named["named"]) if named else None
+        page = f"https://huggingface.co/{repository}" if repository else "the model's page"
+        found.append(StatedCause("hub refused", (
+            f"the Hugging Face Hub refuses {repository or 'the model'} without a token (a gated or private "
+            f"repository): accept the model's terms at {page} with your account, then put a token with read access "
+            "in .env as HF_TOKEN"), env="HF_TOKEN"))
+    return found

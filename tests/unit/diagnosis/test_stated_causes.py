@@ -39,11 +39,9 @@ def test_a_name_the_installed_package_lacks_names_that_package_and_the_engines_i
     assert fix.key == "images.vllm" and "stackctl install-engine" in fix.text and "pip check" in fix.text
 
 
-def test_a_package_found_nowhere_or_imported_in_a_circle_is_no_version_mismatch():
-    # vllm#5086: a directory named vllm shadows the package ("unknown location"); Python's circular import.
+def test_a_package_found_nowhere_is_no_version_mismatch():
+    # vllm#5086: a directory named vllm shadows the package ("unknown location").
     assert _causes("ImportError: cannot import name 'LLM' from 'vllm' (unknown location)", "vllm") == []
-    assert _causes("ImportError: cannot import name 'x' from partially initialized module 'y' (most likely due to "
-                   "a circular import) (/app/y.py)", "vllm") == []
 
 
 def test_an_undefined_symbol_names_the_library_it_belongs_to_and_the_module_built_against_another():
@@ -196,3 +194,62 @@ def test_a_pull_rate_limit_is_no_refused_image():
                                                 ("vllm", "run `docker login` where vllm runs")])
 def test_a_command_for_the_docker_client_runs_on_this_host(service, where):
     assert placement(Remedy(RemedyKind.command, "docker login"), service).text.startswith(where)
+
+
+# --- what a service needs from the host and does not find ---------------------------------------------
+
+def test_docker_without_a_gpu_device_driver_names_the_toolkit_its_registration_and_the_snap():
+    # nvidia-docker#1034 (held-out round 10) and #1637 (round 12: a snap Docker).
+    fix = _fallback([('docker: Error response from daemon: could not select device driver "" with capabilities: '
+                     '[[gpu]].')], "docker").fix
+    assert "nvidia-container-toolkit" in fix.text and "nvidia-ctk runtime configure --runtime=docker" in fix.text
+    assert "systemctl restart docker" in fix.text and "snap" in fix.text
+    # stable-diffusion-webui-docker#130: a driver named, the same refusal.
+    assert [cause.name for cause in _causes('Error response from daemon: could not select device driver "nvidia" '
+                                            'with capabilities: [[gpu]]', "docker")] == ["no GPU device driver"]
+
+
+def test_a_runtime_name_docker_lacks_is_no_missing_device_driver():
+    # duix-avatar#247: --runtime=nvidia on a daemon without it registered is its own failure.
+    assert _causes("Error response from daemon: unknown or invalid runtime name: nvidia", "docker") == []
+
+
+def test_an_upstream_name_nginx_cannot_resolve_is_named_with_its_compose_remedies():
+    # dnmp#421 (held-out round 2) and docker-magento#25 (round 7: with its port).
+    fix = _fallback(['nginx: [emerg] host not found in upstream "php" in /etc/nginx/conf.d/localhost.conf:30'],
+                    "nginx").fix
+    assert fix.key == "hosts" and "upstream host php" in fix.text and "`getent hosts php`" in fix.text
+    assert "depends_on:" in fix.text and "resolver 127.0.0.11" in fix.text
+    [port] = _causes('nginx: [emerg] host not found in upstream "php-fpm:9000" in /etc/nginx/conf.d/default.conf:2',
+                     "nginx")
+    assert port.name == "upstream host: php-fpm"
+
+
+def test_nginxs_other_upstream_failures_state_no_unresolved_name():
+    # nginx-proxy#1085: the name resolved and nothing listened; an upstream's own header too big.
+    for line in (("2018/03/06 06:38:39 [error] 52#52: *1 connect() failed (111: Connection refused) while connecting "
+                 "to upstream, client: 172.17.152.103"),
+                 ("2016/11/29 18:10:10 [error] 64#0: *59606 upstream sent too big header while reading response "
+                 "header from upstream")):
+        assert _causes(line, "nginx") == []
+
+
+def test_the_hubs_refusal_without_a_token_names_hf_token_and_the_repository_beside_it():
+    # optimum-neuron#535 (held-out round 1): the repository is named on the line after the error.
+    fix = _fallback(["huggingface_hub.utils._errors.GatedRepoError: 401 Client Error. (Request ID: Root=1-6604c5e0)",
+                     ("Cannot access gated repo for url https://huggingface.co/meta-llama/Llama-2-7b-chat-hf/resolve/"
+                     "main/config.json.")], "vllm").fix
+    assert fix.env == "HF_TOKEN" and "https://huggingface.co/meta-llama/Llama-2-7b-chat-hf" in fix.text
+    # basaran#289 (round 1): requests' words for the same refusal.
+    [cause] = _causes("requests.exceptions.HTTPError: 401 Client Error: Unauthorized for url: https://huggingface.co/"
+                      "meta-llama/Llama-2-7b-chat-hf/resolve/main/tokenizer_config.json", "vllm")
+    assert cause.env == "HF_TOKEN"
+
+
+def test_a_401_from_another_server_is_no_gated_model():
+    # vLLM's API server refusing a request without its key; supervisorctl refused by supervisord's password.
+    for line in (('(APIServer pid=3999075) INFO:     127.0.0.1:46686 - "GET /v1/chat/completions HTTP/1.1" 401 '
+                 "Unauthorized"),
+                 ("error: <class 'xmlrpc.client.ProtocolError'>, <ProtocolError for 127.0.0.1/RPC2: 401 Unauthorized>: "
+                 "file: /usr/local/lib/python3.8/dist-packages/supervisor/xmlrpc.py line: 542")):
+        assert _causes(line, "vllm") == []
