@@ -310,8 +310,10 @@ def _refused_images(line: str, context: DiagnosisContext) -> list[StatedCause]:
 
 # --- what a service needs from the host and does not find -------------------------------------------
 
-# Docker's words when no device driver (the NVIDIA runtime's, or a CDI spec) offers the gpu capability.
-_NO_GPU_DRIVER = re.compile(r"could not select device driver \\?\"(?P<driver>[^\"\\]*)\\?\" with capabilities: \[\[gpu\]\]")
+# Docker's words when no device driver (the NVIDIA runtime's, or a CDI spec) offers the gpu capability;
+# Compose's `gpus: all` names none (`capabilities: []`), older releases `[[gpu]]`.
+_NO_GPU_DRIVER = re.compile(r"could not select device driver \\?\"(?P<driver>[^\"\\]*)\\?\" with capabilities: "
+                            r"\[(?:\[gpu\])?\]")
 # nginx resolves each upstream name once, at start.
 _UPSTREAM_UNKNOWN = re.compile(r"host not found in upstream \"(?P<host>[^\":/]+)(?::\d+)?\"")
 # The Hub's refusal without a token: a gated or private repository.

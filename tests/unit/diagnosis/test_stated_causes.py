@@ -207,6 +207,9 @@ def test_docker_without_a_gpu_device_driver_names_the_toolkit_its_registration_a
     # stable-diffusion-webui-docker#130: a driver named, the same refusal.
     assert [cause.name for cause in _causes('Error response from daemon: could not select device driver "nvidia" '
                                             'with capabilities: [[gpu]]', "docker")] == ["no GPU device driver"]
+    # Compose's `gpus: all` asks with no capability named (what tests/e2e/test_compose_faults.py reads).
+    assert _causes('Error response from daemon: could not select device driver "" with capabilities: []',
+                   "docker")[0].name == "no GPU device driver"
 
 
 def test_a_runtime_name_docker_lacks_is_no_missing_device_driver():
