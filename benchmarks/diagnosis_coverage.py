@@ -143,11 +143,11 @@ held-out set of real failure logs collected from other public reports and never 
   23, the ones built after the fallback read failures stated in words: 31/44 = 70.5%; its misses led
   to Prometheus's config refusal read where the reason is on the next line, and supervisorctl's
   XML-RPC refused by another server or a supervisord with another file or password: own set then
-  1262/1262).
-- held-out: tests/data/heldout_failures, round 24: 10 logs from 8 other reports (4 documents inside
+  1262/1262)
+  and tests/data/heldout_round24 (10 logs from 8 other reports: 4 documents inside
   GitHub repositories, among them a DGX Spark deployment's notes with three vLLM failures on
   unified memory, 3 GitHub issues of the NVIDIA toolkit and Prometheus, 1 blog post; docker and the
-  toolkit 3, vLLM 3, nginx 2, certbot, Prometheus), collected while round 23's classes were being
+  toolkit 3, vLLM 3, nginx 2, certbot, Prometheus; collected while round 23's classes were being
   built, by a collector who saw neither the signatures nor that work; two of its 12 logs were
   dropped before measuring (a LiteLLM provider prefix whose stated fix led its reporter to another
   error; a traceback its source had trimmed) and text fields that only repeated the log removed;
@@ -156,7 +156,14 @@ held-out set of real failure logs collected from other public reports and never 
   vLLM's memory profiling on unified memory and a PTX toolchain error), one a neighbouring class
   (certbot's challenge refused by a redirect, read as unreachable), and one the right key in words
   its header does not use (a newer images.prometheus for a flag an old Prometheus lacks, counted as
-  a miss). Rounds 16 to 24 together: 61/104 = 58.7%; rounds 20 to 24: 34/54 = 63.0%. Each file's `# fix:` header lists what a right fix names (`key=`, `flag=`, `env=`:
+  a miss); rounds 16 to 24 together: 61/104 = 58.7%; rounds 20 to 24: 34/54 = 63.0%; its misses
+  led to certbot's challenge answered by a redirect or another server, nginx's missing `user`,
+  nvidia-container-cli's ldconfig and CUDA "unknown error", vLLM's memory profiling on unified
+  memory and PTX from a newer toolchain, each built from other reports, and an images key named
+  with its program in words: own set then 1284/1284).
+- held-out: tests/data/heldout_failures, the next round: logs from other reports, collected after
+  the round before was built from, by a collector who saw neither the signatures nor that work;
+  measured once. Each file's `# fix:` header lists what a right fix names (`key=`, `flag=`, `env=`:
   that field of the fix; `text=`: words in the fix sentence); any one suffices. The class in the
   file name is only a label: a fix reached by another class, or by the fallback reading the remedy
   the log names, counts the same.

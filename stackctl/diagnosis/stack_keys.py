@@ -28,6 +28,16 @@ SERVICE_PORT_KEYS = {
 }
 
 
+# Each service's program in words: a fix that names an images key says which program to upgrade.
+_PROGRAMS = {"vllm": "vLLM", "prometheus": "Prometheus", "grafana": "Grafana", "nginx": "nginx", "certbot": "certbot",
+             "node-exporter": "node-exporter", "gpu-exporter": "GPU exporter", "filter-proxy": "filter-proxy"}
+
+
+def newer_image(service: str) -> str:
+    """'a newer Prometheus (images.prometheus)': the program in words beside the key that sets its image."""
+    return f"a newer {_PROGRAMS.get(service, service)} (images.{service})"
+
+
 def port_key(port: int | None, service: str, port_keys: Mapping[int, str]) -> str | None:
     """The stack.yaml key of a port a log names (`port_keys`: host port -> key), else the key of
     the service's own port."""
@@ -134,7 +144,8 @@ def placement(remedy: Remedy, service: str, port_keys: Mapping[int, str] | None 
     if remedy.kind is RemedyKind.drop_flag:
         if not engine:
             return Placement(None, f"take {remedy.name} off {service}'s command line, as the log asks (or, if the "
-                                   f"flag is right, use a newer images.{service} whose release knows it)")
+                                   f"flag is right, use {newer_image(service)} in stack.yaml, whose release knows "
+                                   "it)")
         key = VLLM_FLAG_KEYS.get(remedy.name)
         return Placement(key or EXTRA_ARGS, f"remove {remedy.name} from {EXTRA_ARGS} in stack.yaml"
                          + (f" ({key} sets it)" if key else "") + ", as the log asks")
@@ -217,13 +228,13 @@ def _host_placement(remedy: Remedy, service: str, port_keys: Mapping[int, str]) 
     if remedy.kind is RemedyKind.upgrade:
         version = f" (>= {remedy.value})" if remedy.value else ""
         if service in _ENGINE_SERVICES:
-            return Placement("images.vllm", f"the engine's {path} is too old{version}: use a newer images.vllm that "
+            return Placement("images.vllm", f"the engine's {path} is too old{version}: use {newer_image('vllm')} that "
                                             f"ships a newer {path} (native runtime: upgrade it in the engine's venv, "
                                             "or `stackctl install-engine` again)")
         if service in ("docker", "compose"):
             return Placement(None, f"upgrade the {path}{version}: a newer docker client (the docker CLI, its Compose "
                                    "plugin, or the SDK or image that carries one) than the daemon refuses")
-        return Placement(f"images.{service}", f"upgrade {path}{version}: a newer images.{service} in stack.yaml")
+        return Placement(f"images.{service}", f"upgrade {path}{version}: {newer_image(service)} in stack.yaml")
     return None
 
 

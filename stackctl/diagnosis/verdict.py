@@ -233,6 +233,12 @@ class Cause(str, Enum):
     libnvidia_container_outdated = "libnvidia-container-outdated"
     # Round 23's misses, built by cause.
     supervisorctl_wrong_server = "supervisorctl-wrong-server"
+    # Round 24's misses, built by cause.
+    nginx_user_unknown = "nginx-user-unknown"
+    nvidia_ldconfig_failed = "nvidia-ldconfig-failed"
+    memory_profiling_free_memory_grew = "memory-profiling-free-memory-grew"
+    ptx_toolchain_unsupported = "ptx-toolchain-unsupported"
+    certbot_challenge_wrong_answer = "certbot-challenge-wrong-answer"
     # no signature knows it: the decisive error line and the remedy the log names (fallback.py)
     unrecognised = "unrecognised"
 

@@ -36,6 +36,38 @@ def _certbot_challenge_unreachable(evidence: Evidence) -> Diagnosis:
                  **({"domain": domain} if domain else {}))
 
 
+# The CA's fetch answered: the URL it ended at (https:// after a redirect) and the status, where stated.
+_ANSWERED = re.compile(r"Invalid response from (?P<url>https?://\S+?/\.well-known/acme-challenge/\S*?)"
+                       r"(?: \[[^\]]+\])?(?::\s*(?P<status>\d{3})\b)?(?:[\s:\"]|$)")
+
+
+def _certbot_challenge_wrong_answer(evidence: Evidence) -> Diagnosis:
+    """The CA reached a web server for the name and it answered the challenge with something other than
+    the token (a 404, a page, a redirect to where the token is not): port 80 is open, so the fault is
+    which server answers and what it does with /.well-known/acme-challenge/. A CDN's 5xx (its origin out
+    of reach) is read as unreachable."""
+    values = evidence.read(_ANSWERED)
+    url, status = values.get("url", ""), values.get("status", "")
+    if status.startswith("5"):
+        return _certbot_challenge_unreachable(evidence)
+    domain = _acme_domain(evidence)
+    redirected = "; the fetch ended at https://, where a redirect took it" if url.startswith("https://") else ""
+    return found(evidence, Cause.certbot_challenge_wrong_answer,
+                 f"Let's Encrypt reached a web server for {domain or 'the hostname'} but it did not answer the HTTP "
+                 f"challenge with certbot's token{' (HTTP ' + status + ')' if status else ''}: the challenge path is "
+                 f"redirected or served from elsewhere{redirected}",
+                 Fix("the port-80 server for hostname must serve /.well-known/acme-challenge/ from certbot's webroot "
+                     "before any redirect: stackctl's rendered site does (its `location /.well-known/acme-challenge/` "
+                     "comes before `location / { return 301 https://... }`), but a server-level `return 301` or "
+                     "`rewrite` in another server block for the same name (the distribution's default site, a "
+                     "site of your own) catches it first when nginx redirects the whole server; remove that block or "
+                     "exempt the challenge path from the redirect (`sudo nginx -T` shows every server block; `curl -I "
+                     "http://NAME/.well-known/acme-challenge/x` from outside shows where it goes). A page that is not "
+                     "your nginx's (a parking page, a CDN) means hostname's DNS record points elsewhere; then "
+                     "`stackctl up` again", key="hostname"),
+                 **({"domain": domain} if domain else {}), **({"status": int(status)} if status else {}))
+
+
 def _certbot_challenge_not_this_host(evidence: Evidence) -> Diagnosis:
     """certbot's hint when the CA reported no reason the log kept (a timeout, a wrong answer and
     NXDOMAIN are read by their own signatures): the two things it asks to check, in stackctl's terms."""
@@ -71,9 +103,11 @@ def _certbot_dns_missing(evidence: Evidence) -> Diagnosis:
 
 SIGNATURES: tuple[Signature, ...] = (
     signature(Cause.certbot_challenge_unreachable,
-              r"Timeout during connect|Invalid response from https?://\S+/\.well-known/acme-challenge"
+              r"Timeout during connect"
               r"|Connection refused.*acme-challenge|The server could not connect to the client to verify the domain",
               _certbot_challenge_unreachable),
+    signature(Cause.certbot_challenge_wrong_answer, r"Invalid response from https?://\S+/\.well-known/acme-challenge",
+              _certbot_challenge_wrong_answer),
     signature(Cause.certbot_challenge_unreachable, r"Certbot failed to authenticate some domains|Some challenges have "
               r"failed", _certbot_challenge_unreachable, CONSEQUENCE),
     # The hint (standalone's and the nginx or Apache plugin's wording), read even where a terminal

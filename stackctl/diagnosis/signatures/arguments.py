@@ -53,7 +53,7 @@ def _refused_flag(evidence: Evidence) -> Diagnosis:
     added_by_user = context.extra_args is not None and any(arg.split("=", 1)[0] == first for arg in context.extra_args)
     if not added_by_user and context.stackctl_flags is not None and first in context.stackctl_flags:
         text = (f"{first} is not in vllm.extra_args: stackctl's profile adds it, so this engine is older than the "
-                "profile expects; use a newer images.vllm (or reinstall the engine: `stackctl install-engine`)")
+                "profile expects; use a newer vLLM: images.vllm (or reinstall the engine: `stackctl install-engine`)")
         return found(evidence, Cause.refused_flag, summary, Fix(text, key="images.vllm", flag=first), flags=named)
     # Not a flag stackctl's own command adds: the user's (vllm.extra_args, or a command typed by hand).
     text = (f"remove {first} from {_EXTRA_ARGS} in stack.yaml" if why else
@@ -192,7 +192,7 @@ def _lora_rank_too_large(evidence: Evidence) -> Diagnosis:
                      "(the default is 16)",
                      Fix(f"add --max-lora-rank {wanted} to {_EXTRA_ARGS} in stack.yaml (max_lora_rank must be at least "
                          f"the largest adapter's rank, {rank}; vLLM accepts only {', '.join(map(str, _LORA_RANKS))}, and "
-                         "older releases stop at 64: a higher rank needs a newer images.vllm); a higher limit reserves "
+                         "older releases stop at 64: a higher rank needs a newer vLLM: images.vllm); a higher limit reserves "
                          "more GPU memory, so ask for what the adapters need",
                          key=_EXTRA_ARGS, flag="--max-lora-rank", value=str(wanted)), rank=rank, limit=limit)
     refused = int(values.get("refused") or values.get("literal") or 0)

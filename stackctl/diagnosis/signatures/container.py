@@ -217,6 +217,23 @@ def _driver_library_mismatch(evidence: Evidence) -> Diagnosis:
                      "installed driver; `nvidia-smi` works again afterwards, then `stackctl up`"))
 
 
+def _runtime_cuda_unknown(evidence: Evidence) -> Diagnosis:
+    """libnvidia-container (before 1.1, which dropped CUDA) initialises CUDA on the host before each
+    container; "unknown error" there is the host's driver in a state CUDA cannot use: a driver updated
+    under the running kernel module, or its modules half-loaded. The reports' fix: a reboot, or reloading
+    the modules; nvidia-smi on the host tells it from no driver at all."""
+    return found(evidence, Cause.driver_library_mismatch,
+                 "the NVIDIA container runtime could not initialise CUDA on the host (cuda error: unknown error): the "
+                 "driver's kernel modules are not in a state CUDA can use, most often a driver updated under the "
+                 "running module",
+                 Fix("reboot the host (or unload and reload the nvidia kernel modules: `sudo rmmod nvidia_uvm "
+                     "nvidia_drm nvidia_modeset nvidia`, then `sudo modprobe nvidia nvidia_uvm`) so the loaded module "
+                     "matches the installed driver; `nvidia-smi` on the host must list the GPU afterwards (if it "
+                     "does not, install the driver). libnvidia-container 1.1 and later no longer initialise CUDA here: "
+                     "update the NVIDIA Container Toolkit if `nvidia-container-cli --version` is older; then "
+                     "`stackctl up`"))
+
+
 def _wrong_architecture(evidence: Evidence) -> Diagnosis:
     platforms = evidence.read(re.compile(r"image's platform \((?P<image>[^)]+)\) does not match the detected host "
                                          r"platform \((?P<host>[^)]+)\)"))
@@ -373,6 +390,7 @@ SIGNATURES: tuple[Signature, ...] = (
     signature(Cause.driver_library_mismatch,
               r"Driver/library version mismatch|NVML/RM version mismatch|NVRM: API mismatch: the client",
               _driver_library_mismatch),
+    signature(Cause.driver_library_mismatch, r"initialization error: cuda error: unknown error", _runtime_cuda_unknown),
     signature(Cause.wrong_architecture, r"exec format error|does not match the detected host platform",
               _wrong_architecture),
     signature(Cause.image_pull_denied,

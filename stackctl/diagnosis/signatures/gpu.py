@@ -147,6 +147,22 @@ def _cpu_attention_head_size(evidence: Evidence) -> Diagnosis:
                  Fix("regenerate the demo model with `stackctl demo-model --force`, or use a model with head_dim >= 64 "
                      "(vllm.model_path)", key="vllm.model_path"))
 
+def _ptx_toolchain_unsupported(evidence: Evidence) -> Diagnosis:
+    """Kernels shipped as PTX are compiled by the driver when first run: a driver older than the CUDA
+    that built them refuses (cudaErrorUnsupportedPtxVersion). NGC images start through NVIDIA's
+    entrypoint (/opt/nvidia/nvidia_entrypoint.sh), which turns on CUDA forward compatibility where the
+    GPU allows it; an entrypoint replaced (Compose `entrypoint:`, `docker run --entrypoint`) skips it."""
+    return found(evidence, Cause.ptx_toolchain_unsupported,
+                 "the engine's GPU kernels were compiled (as PTX) by a newer CUDA than the host's NVIDIA driver "
+                 "supports, so the driver refuses to load them (cudaErrorUnsupportedPtxVersion)",
+                 Fix("keep the image's own ENTRYPOINT: NGC images start through nvidia_entrypoint.sh, which turns on "
+                     "CUDA forward compatibility for a newer CUDA than the driver's; a replaced entrypoint (`entrypoint:` "
+                     "in a Compose override, `docker run --entrypoint`, a wrapper script) skips it. stackctl renders no "
+                     "entrypoint for NGC images (`stackctl render` shows the vllm service; `stackctl doctor`'s "
+                     "vllm-entrypoint row reads the image's). Otherwise update the host driver to one that supports the "
+                     "image's CUDA (`nvidia-smi` shows the CUDA it supports), or set images.vllm to an image built "
+                     "for that CUDA; natively, a vLLM/torch wheel built for it; then `stackctl up`", key="images.vllm"))
+
 
 SIGNATURES: tuple[Signature, ...] = (
     signature(Cause.no_gpu,
@@ -173,6 +189,8 @@ SIGNATURES: tuple[Signature, ...] = (
     signature(Cause.cuda_forked_subprocess, r"Cannot re-initialize CUDA in forked subprocess", _cuda_forked_subprocess),
     signature(Cause.ptxas_unknown_arch, r"ptxas(?:-blackwell)? fatal\s*: Value 'sm_\w+' is not defined",
               _ptxas_unknown_arch),
+    signature(Cause.ptx_toolchain_unsupported, r"provided PTX was compiled with an unsupported toolchain"
+              r"|cudaErrorUnsupportedPtxVersion|CUDA_ERROR_UNSUPPORTED_PTX_VERSION", _ptx_toolchain_unsupported),
     signature(Cause.cpu_attention_head_size,
               r"Unsupported CPU attention configuration|head_size .* is not supported", _cpu_attention_head_size),
 )

@@ -198,6 +198,32 @@ def _libnvidia_container_outdated(evidence: Evidence) -> Diagnosis:
                  **({"path": path} if path else {}))
 
 
+_LDCONFIG = re.compile(r"ldcache error: process (?P<path>/\S+?) failed with error code: (?P<code>\d+)")
+
+
+def _nvidia_ldconfig_failed(evidence: Evidence) -> Diagnosis:
+    """nvidia-container-cli runs the host's ldconfig (config.toml's `ldconfig = "@PATH"`, @ meaning the
+    host's) inside the container to register the driver's libraries. Debian and Ubuntu ship the real
+    program as /sbin/ldconfig.real (/sbin/ldconfig is a wrapper script); other distributions as
+    /sbin/ldconfig: a config.toml from another distribution names a program that is not there (127)."""
+    values = evidence.read(_LDCONFIG)
+    path, code = values.get("path", "/sbin/ldconfig"), values.get("code", "")
+    missing = code == "127"
+    why = (f"{path} is not there (error code 127: no such program)" if missing else
+           f"{path} failed (error code {code or 'not stated'})")
+    return found(evidence, Cause.nvidia_ldconfig_failed,
+                 f"the NVIDIA container runtime runs the host's ldconfig to register the driver's libraries in the "
+                 f"container, and {why}: the container does not start",
+                 Fix("the ldconfig line of /etc/nvidia-container-runtime/config.toml must name the host's real ldconfig: "
+                     "`ldconfig = \"@/sbin/ldconfig.real\"` on Debian and Ubuntu, `ldconfig = \"@/sbin/ldconfig\"` on "
+                     "RHEL, Fedora, SUSE and Arch (`ls -l /sbin/ldconfig*` shows which exists; `sudo nvidia-ctk config "
+                     "--set nvidia-container-cli.ldconfig=@/sbin/ldconfig.real --in-place` sets it)"
+                     + ("" if missing else "; if it names the right program, run it on the host (`sudo "
+                                           f"{path}`) to see why it fails, and update the NVIDIA Container Toolkit")
+                     + "; then `sudo systemctl restart docker` and `stackctl up`"),
+                 path=path, **({"code": int(code)} if code else {}))
+
+
 def _wsl_no_gpu_adapter(evidence: Evidence) -> Diagnosis:
     return found(evidence, Cause.wsl_no_gpu_adapter,
                  "Docker runs under WSL, but WSL exposes no GPU adapter: no NVIDIA GPU reaches Linux there",
@@ -226,5 +252,7 @@ SIGNATURES: tuple[Signature, ...] = (
     signature(Cause.libnvidia_container_outdated,
               r"mount error: stat failed: (?:/proc/driver/nvidia/|/[^/:\\]+: no such file)",
               _libnvidia_container_outdated),
+    signature(Cause.nvidia_ldconfig_failed, r"nvidia-container-cli: ldcache error: process \S+ failed with error code",
+              _nvidia_ldconfig_failed),
     signature(Cause.wsl_no_gpu_adapter, r"WSL environment detected but no adapters were found", _wsl_no_gpu_adapter),
 )

@@ -174,6 +174,30 @@ def _mamba_cache_overflow(evidence: Evidence) -> Diagnosis:
                      key="vllm.max_num_seqs", flag="--max-num-seqs", value=str(blocks)),
                  max_num_seqs=seqs, mamba_blocks=blocks)
 
+_PROFILED = re.compile(r"Initial free memory (?P<initial>[\d.]+) GiB, current free\s+memory (?P<current>[\d.]+) GiB")
+
+
+def _memory_profiling_free_memory_grew(evidence: Evidence) -> Diagnosis:
+    """vLLM sizes the KV cache from the free memory it measures before and after a profiling run and
+    refuses to start when more is free after it: another process released GPU memory meanwhile, or, on
+    unified memory (DGX Spark's GB10), the operating system freed page cache. A KV cache size given in
+    bytes skips that sizing."""
+    values = evidence.read(_PROFILED)
+    initial, current = values.get("initial", ""), values.get("current", "")
+    grew = f" ({initial} GiB free before profiling, {current} GiB after)" if initial and current else ""
+    return found(evidence, Cause.memory_profiling_free_memory_grew,
+                 f"vLLM's memory profiling found more free GPU memory after its profiling run than before{grew}: "
+                 "another process released memory meanwhile, or on unified memory (DGX Spark GB10) the system freed "
+                 "page cache, so vLLM cannot size the KV cache from it",
+                 Fix("give the KV cache budget explicitly, which skips memory profiling: add --kv-cache-memory-bytes "
+                     "with a byte count to vllm.extra_args in stack.yaml (e.g. --kv-cache-memory-bytes 21474836480 for "
+                     "20 GiB; stackctl has no key of its own for it); and start vLLM with no other GPU process "
+                     "starting or stopping beside it (`nvidia-smi` lists them). On unified memory, dropping the page "
+                     "cache first (`sync; echo 3 | sudo tee /proc/sys/vm/drop_caches`) keeps free memory from "
+                     "moving during profiling; then `stackctl up`", key="vllm.extra_args",
+                     flag="--kv-cache-memory-bytes"),
+                 **({"initial_free_gib": float(initial), "current_free_gib": float(current)} if grew else {}))
+
 
 SIGNATURES: tuple[Signature, ...] = (
     signature(Cause.cuda_oom, r"CUDA out of memory|OutOfMemoryError|CUDA error: out of memory", _cuda_oom,
@@ -186,5 +210,7 @@ SIGNATURES: tuple[Signature, ...] = (
               r"is larger than the maximum number of tokens that can be stored in KV cache"
               r"|KV cache is needed, which is larger than the available KV cache memory"
               r"|To serve at least one request with the models?'s+ max seq len", _kv_cache_too_small),
+    signature(Cause.memory_profiling_free_memory_grew, r"Error in memory profiling\. Initial free memory",
+              _memory_profiling_free_memory_grew),
     signature(Cause.mamba_cache_overflow, r"exceeds available Mamba cache blocks", _mamba_cache_overflow),
 )

@@ -150,7 +150,7 @@ def _unknown_architecture(evidence: Evidence) -> Diagnosis:
                          key="images.vllm"), architecture=name)
     return found(evidence, Cause.unknown_architecture,
                  f"this vLLM (or its transformers) does not know the model's architecture {name}",
-                 Fix("use a newer images.vllm (or engine) that supports it, or a model profile this engine serves "
+                 Fix("use a newer vLLM that supports it (images.vllm, or the native engine), or a model profile this engine serves "
                      "(`stackctl profiles`)", key="images.vllm"), architecture=name)
 
 

@@ -132,19 +132,26 @@ def test_a_component_to_upgrade_is_placed_by_service():
     engine = _fallback([("ValueError: The checkpoint you are trying to load has model type `glm4_moe` but Transformers "
                         "does not recognize this architecture. This could be because of an issue with the checkpoint, "
                         "or because your version of Transformers is out of date.")], "vllm")
-    assert engine.fix.key == "images.vllm" and "newer images.vllm that ships a newer transformers" in engine.fix.text
+    assert engine.fix.key == "images.vllm" and "a newer vLLM (images.vllm) that ships a newer transformers" in engine.fix.text
     docker = _fallback([("Error response from daemon: client version 1.40 is too old. Minimum supported API version is "
                         "1.44, please upgrade your client to a newer version")], "docker")
     assert "newer docker client" in docker.fix.text
     exporter = placement(Remedy(RemedyKind.upgrade, "dcgm-exporter"), "gpu-exporter")
-    assert exporter.key == "images.gpu-exporter"
+    assert exporter.key == "images.gpu-exporter" and "a newer GPU exporter (images.gpu-exporter)" in exporter.text
 
 
 def test_a_refused_flag_of_another_service_may_want_a_newer_image():
     diagnosis = _fallback(["node_exporter: error: unknown long flag '--collector.processes', try --help"],
                           "node-exporter")
     assert "take --collector.processes off node-exporter's command line" in diagnosis.fix.text
-    assert "newer images.node-exporter" in diagnosis.fix.text
+    assert "a newer node-exporter (images.node-exporter)" in diagnosis.fix.text
+
+
+def test_an_old_prometheus_refusing_a_newer_flag_names_prometheus_in_words_beside_its_images_key():
+    # prometheus#9993 (round 24): --storage.tsdb.retention.time on a Prometheus older than 2.8.
+    diagnosis = _fallback(["unknown long flag '--storage.tsdb.retention.time'"], "prometheus")
+    assert "take --storage.tsdb.retention.time off prometheus's command line" in diagnosis.fix.text
+    assert "a newer Prometheus (images.prometheus)" in diagnosis.fix.text
 
 
 def test_a_setting_at_its_limit_becomes_the_engines_flag():

@@ -211,6 +211,15 @@ BY_CLASS: dict[Cause, Expect] = {
                                                  "nvidia-container-cli --version")),
     # Round 23's misses, built by cause.
     C.supervisorctl_wrong_server: Expect(says=("supervisorctl -c", "[supervisorctl]", "pgrep -a supervisord")),
+    # Round 24's misses, built by cause.
+    C.nginx_user_unknown: Expect(says=("user directive", "www-data", "nginx -t")),
+    C.memory_profiling_free_memory_grew: Expect("vllm.extra_args", "--kv-cache-memory-bytes",
+                                                says=("skips memory profiling", "unified memory")),
+    C.ptx_toolchain_unsupported: Expect("images.vllm", says=("ENTRYPOINT", "nvidia_entrypoint.sh", "forward compatibility",
+                                                             "vllm-entrypoint")),
+    C.certbot_challenge_wrong_answer: Expect("hostname", says=("before any redirect", "nginx -T", "return 301")),
+    C.nvidia_ldconfig_failed: Expect(says=("/etc/nvidia-container-runtime/config.toml", "@/sbin/ldconfig.real",
+                                           "ls -l /sbin/ldconfig*")),
     C.model_tools_unsupported: Expect(severity=ADVISORY, says=("supports tools", "--enable-auto-tool-choice")),
     C.client_key_rejected: Expect(env="OPENAI_API_KEY", severity=ADVISORY, says=("OPENAI_BASE_URL", "stackctl connect")),
     # Round 11's one-report classes, given a second report of the same cause in other words.
@@ -404,7 +413,13 @@ ROUND_LABELS = {"cuda_graph_capture_regression": "cuda_graph_capture_failed",
                 "image_bundles_nvidia_smi_file_exists": "container_driver_libs_conflict",
                 "toolkit_mount_stat_failed_old_libnvidia_container": "libnvidia_container_outdated",
                 "prometheus_config_file_not_readable": "prometheus_config_permission",
-                "supervisorctl_wrong_config_rpc_404": "supervisorctl_wrong_server"}
+                "supervisorctl_wrong_config_rpc_404": "supervisorctl_wrong_server",
+                "nginx_user_missing_getpwnam": "nginx_user_unknown",
+                "nvidia_container_cli_ldconfig_path_wrong": "nvidia_ldconfig_failed",
+                "nvidia_container_cli_cuda_unknown_error": "driver_library_mismatch",
+                "vllm_memory_profiling_free_memory_grew_unified_memory": "memory_profiling_free_memory_grew",
+                "vllm_ptx_unsupported_toolchain_entrypoint_replaced": "ptx_toolchain_unsupported",
+                "certbot_http01_unauthorized_redirect_misconfigured": "certbot_challenge_wrong_answer"}
 
 
 def test_every_class_is_built_from_several_reports():

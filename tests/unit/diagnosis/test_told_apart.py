@@ -345,3 +345,88 @@ def test_a_config_that_does_not_parse_stays_a_parse_error_whatever_line_its_reas
     one_line = _prometheus(_PROMETHEUS_CONFIG + ' file=/etc/prometheus/prometheus.yml err="parsing YAML file '
                            '/etc/prometheus/prometheus.yml: yaml: line 8: did not find expected \'-\' indicator"')
     assert wrapped.cause is one_line.cause is Cause.prometheus_config_invalid
+
+
+def test_nginx_user_directive_naming_a_missing_user_or_group_is_told_from_supervisords():
+    # NginxProxyManager#398 and Entware-ng#870 (a group); supervisor's own "Invalid user name" stays its own.
+    user = diagnose_log(['nginx: [emerg] getpwnam("nginx") failed in /etc/nginx/nginx.conf:1'], _NGINX)
+    assert user is not None and user.cause is Cause.nginx_user_unknown
+    assert user.values == {"user": "nginx", "file": "/etc/nginx/nginx.conf"} and "sudo useradd --system" in user.fix.text
+    group = diagnose_log(['nginx: [emerg] getgrnam("nobody") failed in /opt/etc/nginx/nginx.conf:2'], _NGINX)
+    assert group is not None and group.values["group"] == "nobody" and "sudo groupadd --system nobody" in group.fix.text
+    supervisord = diagnose_log([("Error: Invalid user name pythonapp in section 'program:app' (file: "
+                                 "'/etc/supervisord.conf')")], _SUPERVISORD)
+    assert supervisord is not None and supervisord.cause is Cause.supervisor_user_unknown
+
+
+_DOCKER = DiagnosisContext(service="docker")
+
+
+def test_nvidia_container_clis_cuda_unknown_error_is_the_driver_needing_a_reboot_not_a_missing_runtime():
+    # libnvidia-container#3 and #103 (a reboot fixed it), nvidia-docker#1060 (reloading the modules).
+    unknown = diagnose_log(["nvidia-container-cli: initialization error: cuda error: unknown error"], _DOCKER)
+    assert unknown is not None and unknown.cause is Cause.driver_library_mismatch
+    assert "reboot the host" in unknown.fix.text and "sudo modprobe nvidia nvidia_uvm" in unknown.fix.text
+    # Its neighbours keep their classes: no driver loaded, no runtime, CUDA failing inside the container.
+    for line, cause in (("nvidia-container-cli: initialization error: nvml error: driver not loaded",
+                         Cause.gpu_driver_not_loaded),
+                        ('could not select device driver "" with capabilities: [[gpu]]', Cause.no_gpu_runtime),
+                        ("cuInit(0) failed -> CUDA_ERROR_UNKNOWN: unknown error", Cause.cuda_init_unknown)):
+        diagnosis = diagnose_log([line], _DOCKER)
+        assert diagnosis is not None and diagnosis.cause is cause, line
+    # WSL's "os call failed" is another CUDA error, not this one (nvidia-container-toolkit#908).
+    wsl = diagnose_log([("nvidia-container-cli: initialization error: cuda error: os call failed or operation not "
+                         "supported on this os: unknown.")], _DOCKER)
+    assert wsl is None or wsl.cause is not Cause.driver_library_mismatch
+
+
+def test_nvidia_container_clis_ldconfig_missing_or_failing_names_config_tomls_ldconfig_line():
+    # nvidia-docker#587 (127: the program is not there) and nvidia-container-toolkit#147 (code 1).
+    missing = diagnose_log(["nvidia-container-cli: ldcache error: process /sbin/ldconfig failed with error code: 127"],
+                           _DOCKER)
+    assert missing is not None and missing.cause is Cause.nvidia_ldconfig_failed
+    assert missing.values == {"path": "/sbin/ldconfig", "code": 127} and "is not there" in missing.summary
+    assert "run it on the host" not in missing.fix.text
+    failing = diagnose_log([("stderr: nvidia-container-cli: ldcache error: process /sbin/ldconfig.real failed with "
+                             "error code: 1: unknown.")], _DOCKER)
+    assert failing is not None and failing.cause is Cause.nvidia_ldconfig_failed
+    assert "`sudo /sbin/ldconfig.real`" in failing.fix.text and "@/sbin/ldconfig.real" in failing.fix.text
+
+
+_VLLM = DiagnosisContext(service="vllm")
+
+
+def test_memory_profiling_with_more_free_memory_after_is_not_too_little_free_at_start():
+    # vllm#56830 (GB10 and H100) beside round 24's "Free memory on device ... less than desired" on the same Spark.
+    grew = diagnose_log(["AssertionError: Error in memory profiling. Initial free memory 98.0 GiB, current free",
+                         "memory 100.59 GiB. This happens when other processes sharing the same container release"],
+                        _VLLM)
+    assert grew is not None and grew.cause is Cause.memory_profiling_free_memory_grew
+    assert grew.values == {"initial_free_gib": 98.0, "current_free_gib": 100.59}
+    assert (grew.fix.key, grew.fix.flag) == ("vllm.extra_args", "--kv-cache-memory-bytes")
+    short = diagnose_log(["ValueError: Free memory on device cuda:0 (104.5/121.69 GiB) on startup is less than",
+                          "desired GPU memory utilization (0.92, 111.95 GiB)."], _VLLM)
+    assert short is not None and short.cause is Cause.free_memory_below_target
+
+
+def test_ptx_from_a_newer_toolchain_names_the_images_entrypoint_and_the_driver_not_ptxas():
+    # vllm#31700; Triton's ptxas not knowing sm_121 stays its own (TRITON_PTXAS_PATH).
+    ptx = diagnose_log([("torch.AcceleratorError: CUDA error: the provided PTX was compiled with an unsupported "
+                         "toolchain.")], _VLLM)
+    assert ptx is not None and ptx.cause is Cause.ptx_toolchain_unsupported and ptx.fix.key == "images.vllm"
+    assert "nvidia_entrypoint.sh" in ptx.fix.text and "update the host driver" in ptx.fix.text
+    ptxas = diagnose_log(["ptxas fatal   : Value 'sm_121a' is not defined for option 'gpu-name'"], _VLLM)
+    assert ptxas is not None and ptxas.cause is Cause.ptxas_unknown_arch
+
+
+def test_a_challenge_answered_wrongly_is_a_redirect_or_another_server_not_an_unreachable_host():
+    # fastapi-nginx-gunicorn#5: a 404 at https:// after nginx redirected the challenge; certbot#10028: a CDN's 522.
+    redirected = diagnose_log([("  Detail: 88.204.254.236: Invalid response from https://chat.iuth.edu.kz/.well-known/"
+                                "acme-challenge/X4--aVCXhgZWsXhBgqAKgmini5ydT0tER3yNFLH2keE: 404")], _CERTBOT)
+    assert redirected is not None and redirected.cause is Cause.certbot_challenge_wrong_answer
+    assert redirected.values["status"] == 404 and "a redirect took it" in redirected.summary
+    assert "before any redirect" in redirected.fix.text and redirected.fix.key == "hostname"
+    cdn = diagnose_log([("  Detail: During secondary validation: 2a06:98c1:3121::1: Invalid response from "
+                         "http://test.moonbyte.net/.well-known/acme-challenge/Vc8OqajF2pYc6fHsFFOC-tJDTtogtFgBkAHh_UTIV_o"
+                         ": 522")], _CERTBOT)
+    assert cdn is not None and cdn.cause is Cause.certbot_challenge_unreachable
