@@ -30,9 +30,9 @@ class ClientBody:
     `await body(data)` writes and waits while the client's socket is full, so a slow reader
     holds the backend back instead of growing a buffer here. `body.write_now(data)` is the
     per-token path's write from a backend read's callback, with no task switch and none of the
-    ASGI `send`: it writes at once and says True, or says False and writes nothing when it
-    cannot (the client's socket is full, the client left, the server is not uvicorn's httptools
-    one); the caller then goes the awaited way. On a small VM, where one token at a time wakes
+    ASGI `send`: it writes at once, where `body.can_write_now()` said True in that same callback
+    (it says False when the client's socket is full, the client left, or the server is not
+    uvicorn's httptools one; the caller then goes the awaited way). On a small VM, where one token at a time wakes
     the proxy, that is about a third less of its CPU per token (benchmarks/proxy_overhead.py)."""
 
     def __init__(self, send: Send) -> None:
@@ -52,13 +52,10 @@ class ClientBody:
         return not (cycle is None or cycle.flow.write_paused or cycle.disconnected
                     or not cycle.chunked_encoding or cycle.response_complete)
 
-    def write_now(self, data: bytes) -> bool:
-        if not self.can_write_now():
-            return False
-        if data:
-            # uvicorn's chunked framing, as its `send` writes a body part.
-            self._cycle.transport.write(b"%x\r\n%b\r\n" % (len(data), data))  # type: ignore[union-attr]
-        return True
+    def write_now(self, data: bytes) -> None:
+        """Only after `can_write_now()` said True in the same callback (nothing ran between)."""
+        # uvicorn's chunked framing, as its `send` writes a body part.
+        self._cycle.transport.write(b"%x\r\n%b\r\n" % (len(data), data))  # type: ignore[union-attr]
 
 
 Emit = ClientBody
