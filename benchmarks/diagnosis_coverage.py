@@ -160,14 +160,17 @@ held-out set of real failure logs collected from other public reports and never 
   led to certbot's challenge answered by a redirect or another server, nginx's missing `user`,
   nvidia-container-cli's ldconfig and CUDA "unknown error", vLLM's memory profiling on unified
   memory and PTX from a newer toolchain, each built from other reports, and an images key named
-  with its program in words: own set then 1284/1284).
-- held-out: tests/data/heldout_failures, round 25: 6 logs from 6 other reports (GitHub issues and
-  pull requests: node-exporter 2, docker and the toolkit 2, Prometheus 3, Grafana), collected by
+  with its program in words: own set then 1284/1284)
+  and tests/data/heldout_round25 (6 logs from 6 other reports: GitHub issues and
+  pull requests: node-exporter 2, docker and the toolkit 2, Prometheus 3, Grafana; collected by
   two collectors in turn while rounds 24's classes and the fallback's stated causes were being
   built, who saw neither the signatures nor that work and found nearly every candidate already
   used; text fields that only repeated the log removed; measured once: 3/6 = 50.0% (own set then
-  1284/1284), too few to say much. Rounds 16 to 25 together: 64/110 = 58.2%; rounds 20 to 25:
-  37/60 = 61.7%. Each file's `# fix:` header lists what a right fix names (`key=`, `flag=`, `env=`:
+  1284/1284), too few to say much; rounds 16 to 25 together: 64/110 = 58.2%; rounds 20 to 25:
+  37/60 = 61.7%).
+- held-out: tests/data/heldout_failures, the next round: logs from other reports, collected after
+  the round before was built from, by a collector who saw neither the signatures nor that work;
+  measured once. Each file's `# fix:` header lists what a right fix names (`key=`, `flag=`, `env=`:
   that field of the fix; `text=`: words in the fix sentence); any one suffices. The class in the
   file name is only a label: a fix reached by another class, or by the fallback reading the remedy
   the log names, counts the same.
