@@ -228,10 +228,14 @@ def _grafana_provisioning_incomplete(evidence: Evidence) -> Diagnosis:
         names = sorted({(match.group("what") or match.group("bare") or "plugin").replace(" ", "_") for match in dirs})
         paths = [match.group("path") for match in dirs if match.group("path")]
         shown = " ".join(paths) if paths else " ".join(f"/etc/grafana/provisioning/{name}s" for name in names)
-        parts.append(f"create the missing provisioning directories (`mkdir -p {shown}`; for a bind-mounted "
-                     "provisioning tree, create them in the host directory, e.g. provisioning/plugins, with a "
-                     ".gitkeep so they exist in the repository) or mount only the subdirectories you provision "
-                     "(dashboards, datasources)")
+        # The image ships every provisioning directory, empty: a bind mount of the whole tree
+        # (`./provisioning:/etc/grafana/provisioning`) hides those the host directory lacks.
+        parts.append("where the service's volumes: bind-mount the whole provisioning directory over "
+                     "/etc/grafana/provisioning, it hides the empty directories the image ships: mount only the "
+                     "subdirectories you provision (`./provisioning/datasources:/etc/grafana/provisioning/datasources` "
+                     "and `./provisioning/dashboards:/etc/grafana/provisioning/dashboards`), or create the missing "
+                     f"ones (`mkdir -p {shown}`; for a bind-mounted tree, in the host directory, e.g. "
+                     "provisioning/plugins, with a .gitkeep so they exist in the repository)")
     if folders:
         parts.append(f"give the dashboard provider a folder: set `folder: '{folders[0] or 'NAME'}'` in its "
                      "provisioning file (with foldersFromFilesStructure: true, folders come only from "

@@ -430,3 +430,15 @@ def test_a_challenge_answered_wrongly_is_a_redirect_or_another_server_not_an_unr
                          "http://test.moonbyte.net/.well-known/acme-challenge/Vc8OqajF2pYc6fHsFFOC-tJDTtogtFgBkAHh_UTIV_o"
                          ": 522")], _CERTBOT)
     assert cdn is not None and cdn.cause is Cause.certbot_challenge_unreachable
+
+
+def test_grafanas_missing_provisioning_directories_name_the_volumes_mount_of_each_subdirectory():
+    # website-monitoring#8: the whole provisioning tree bind-mounted over the image's, without plugins/ and notifiers/.
+    said = diagnose_log([('t=2023-02-13T19:33:18+0000 lvl=eror msg="Failed to read plugin provisioning files from '
+                          'directory" logger=provisioning.plugins path=/etc/grafana/provisioning/plugins error="open '
+                          '/etc/grafana/provisioning/plugins: no such file or directory"')],
+                        DiagnosisContext(service="grafana"))
+    assert said is not None and said.cause is Cause.grafana_provisioning_incomplete
+    assert "volumes:" in said.fix.text
+    assert "./provisioning/datasources:/etc/grafana/provisioning/datasources" in said.fix.text
+    assert "mkdir -p /etc/grafana/provisioning/plugins" in said.fix.text
