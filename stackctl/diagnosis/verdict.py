@@ -52,6 +52,7 @@ class Cause(str, Enum):
     cuda_forked_subprocess = "cuda-forked-subprocess"
     # ports, shared memory and the links between processes and nodes
     port_in_use = "port-in-use"
+    listen_address_not_on_host = "listen-address-not-on-host"
     shm_too_small = "shm-too-small"
     socket_interface = "socket-interface"
     ray_node_without_gpu = "ray-node-without-gpu"

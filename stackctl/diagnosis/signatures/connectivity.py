@@ -147,7 +147,10 @@ def _ray_node_without_gpu(evidence: Evidence) -> Diagnosis:
 
 SIGNATURES: tuple[Signature, ...] = (
     signature(Cause.port_in_use,
-              r"error while attempting to bind on address|bind\(\) to \S+ failed \(98|\[Errno 98\]"
+              # uvicorn says this for any bind error: "[Errno 99] ... cannot assign requested address" is an
+              # address this host lacks (listen_address), not a port in use.
+              r"error while attempting to bind on address(?!.*cannot assign requested address)"
+              r"|bind\(\) to \S+ failed \(98|\[Errno 98\]"
               r"|Address already in use|EADDRINUSE|port is already allocated"
               # Go's listen on Windows (WSL's Docker Desktop, an exporter run on the Windows side).
               r"|bind: Only one usage of each socket address", _port_in_use),

@@ -58,6 +58,7 @@ BY_CLASS: dict[Cause, Expect] = {
     C.chat_template_missing: Expect("vllm.extra_args", "--chat-template", severity=ADVISORY),
     C.nginx_certificate_missing: Expect("letsencrypt_dir", says=("sudo certbot certificates",)),
     C.nginx_upstream_down: Expect("ports.proxy", severity=ADVISORY, says=("stackctl logs filter-proxy",)),
+    C.listen_address_not_on_host: Expect(says=("ip -br addr",)),
     C.nginx_upstream_timeout: Expect("limits.max_concurrent", severity=ADVISORY, says=("proxy_read_timeout",)),
     C.nginx_body_too_large: Expect(severity=ADVISORY, says=("client_max_body_size",)),
     C.nginx_upstream_host_unknown: Expect("hosts", says=("getent hosts",)),
@@ -238,7 +239,8 @@ SAYS: dict[str, tuple[str, ...]] = {
     # A placeholder contact address, not a domain: certbot's --email, which no stack.yaml key sets.
     "certbot_placeholder_domain__Internet.nl-issue-1885": ("stackctl tls issue --email", "not one at example.com"),
 }
-KEYS: dict[str, str | None] = {"certbot_placeholder_domain__Internet.nl-issue-1885": None,
+KEYS: dict[str, str | None] = {"listen_address_not_on_host__llama-cpp-python-issue-77": "vllm.extra_args",
+                               "certbot_placeholder_domain__Internet.nl-issue-1885": None,
                                # A namespace's mount entry: 0.15 did not skip its filesystem type, 1.x does.
                                "node_exporter_statfs_missing__node_exporter-issue-773": "images.node-exporter",
                                "node_exporter_statfs_missing__node_exporter-issue-795": "images.node-exporter",
@@ -246,7 +248,8 @@ KEYS: dict[str, str | None] = {"certbot_placeholder_domain__Internet.nl-issue-18
                                "nginx_server_conflict__ala-install-issue-175": "ports.http",
                                "nginx_server_conflict__openlibrary-issue-7544": "ports.http",
                                "nginx_server_conflict__certbot-issue-5780": "ports.https"}
-FLAGS: dict[str, str] = {"node_exporter_statfs_missing__node_exporter-issue-773": "--collector.filesystem.fs-types-exclude",
+FLAGS: dict[str, str] = {"listen_address_not_on_host__llama-cpp-python-issue-77": "--host",
+                         "node_exporter_statfs_missing__node_exporter-issue-773": "--collector.filesystem.fs-types-exclude",
                          "node_exporter_statfs_missing__node_exporter-issue-795": "--collector.filesystem.fs-types-exclude"}
 # The variable that sets a client's base URL, where the log shows which client it is (Claude Code's
 # words, the OpenAI SDK's); Codex and Continue keep theirs in a config file.
@@ -419,7 +422,8 @@ ROUND_LABELS = {"cuda_graph_capture_regression": "cuda_graph_capture_failed",
                 "nvidia_container_cli_cuda_unknown_error": "driver_library_mismatch",
                 "vllm_memory_profiling_free_memory_grew_unified_memory": "memory_profiling_free_memory_grew",
                 "vllm_ptx_unsupported_toolchain_entrypoint_replaced": "ptx_toolchain_unsupported",
-                "certbot_http01_unauthorized_redirect_misconfigured": "certbot_challenge_wrong_answer"}
+                "certbot_http01_unauthorized_redirect_misconfigured": "certbot_challenge_wrong_answer",
+                "node_exporter_listen_address_not_on_host": "listen_address_not_on_host"}
 
 
 def test_every_class_is_built_from_several_reports():

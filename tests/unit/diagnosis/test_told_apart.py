@@ -432,6 +432,46 @@ def test_a_challenge_answered_wrongly_is_a_redirect_or_another_server_not_an_unr
     assert cdn is not None and cdn.cause is Cause.certbot_challenge_unreachable
 
 
+def test_an_address_this_host_lacks_is_the_listen_setting_not_a_port_in_use():
+    # compassvpn/agent#117 (node-exporter on the Docker bridge's address), unpoller#629 (another VM's address),
+    # llama-cpp-python#77 (uvicorn on ::1 with IPv6 off), NixOS/nixpkgs#5832 (nginx at boot).
+    exporter = diagnose_log(["listen tcp 172.17.0.1:9100: bind: cannot assign requested address"],
+                            DiagnosisContext(service="node-exporter"))
+    assert exporter is not None and exporter.cause is Cause.listen_address_not_on_host
+    assert exporter.fix.flag == "--web.listen-address" and ":9100 or 0.0.0.0:9100" in exporter.fix.text
+    assert exporter.values == {"address": "172.17.0.1", "port": 9100}
+    other_vm = diagnose_log(["[ERROR] listen tcp 192.168.2.65:9100: bind: cannot assign requested address"],
+                            DiagnosisContext(service="prometheus"))
+    assert other_vm.cause is Cause.listen_address_not_on_host and other_vm.fix.key == "hosts"
+    assert "hosts.NAME.address" in other_vm.fix.text
+    ipv6 = diagnose_log([("ERROR:    [Errno 99] error while attempting to bind on address ('::1', 8000, 0, 0): cannot "
+                          "assign requested address")], _VLLM)
+    assert ipv6.cause is Cause.listen_address_not_on_host and (ipv6.fix.key, ipv6.fix.flag) == ("vllm.extra_args",
+                                                                                                 "--host")
+    assert "[::1]:8000" in ipv6.summary and "IPv6 is off" in ipv6.fix.text
+    boot = diagnose_log(["nginx: [emerg] bind() to 203.0.113.7:80 failed (99: Cannot assign requested address)"], _NGINX)
+    assert boot.cause is Cause.listen_address_not_on_host and "`listen ADDRESS:PORT`" in boot.fix.text
+    assert "network-online.target" in boot.fix.text
+
+
+def test_a_port_in_use_and_a_clients_connect_keep_their_own_reading():
+    # vllm#7514: uvicorn's same words with errno 98; prometheus#10774's listener; engintron#938: nginx's upstream
+    # connect() out of local ports is a client's error, not a listen address.
+    taken = diagnose_log([("ERROR:    [Errno 98] error while attempting to bind on address ('0.0.0.0', 8000): address "
+                          "already in use")], _VLLM)
+    assert taken.cause is Cause.port_in_use
+    go_taken = diagnose_log([('ts=2022-05-30T12:28:58.118Z caller=main.go:775 level=error msg="Unable to start web '
+                             'listener" err="listen tcp 0.0.0.0:9090: bind: Only one usage of each socket address '
+                             '(protocol/network address/port) is normally permitted."')],
+                            DiagnosisContext(service="prometheus"))
+    assert go_taken.cause is Cause.port_in_use
+    connect = diagnose_log([("2018/09/29 23:34:57 [crit] 4793#4793: *210641 connect() to 10.1.2.3:80 failed (99: Cannot "
+                             "assign requested address) while connecting to upstream, client: 10.1.2.4, server: "
+                             'localhost, request: "GET /?sitemap84.xml HTTP/1.1", upstream: "http://10.1.2.3:80/"')],
+                           _NGINX)
+    assert connect is None or connect.cause is not Cause.listen_address_not_on_host
+
+
 def test_grafanas_missing_provisioning_directories_name_the_volumes_mount_of_each_subdirectory():
     # website-monitoring#8: the whole provisioning tree bind-mounted over the image's, without plugins/ and notifiers/.
     said = diagnose_log([('t=2023-02-13T19:33:18+0000 lvl=eror msg="Failed to read plugin provisioning files from '
