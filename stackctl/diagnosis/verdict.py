@@ -115,6 +115,7 @@ class Cause(str, Enum):
     prometheus_alertmanager_api_v1_removed = "prometheus-alertmanager-api-v1-removed"
     prometheus_duplicate_job_name = "prometheus-duplicate-job-name"
     prometheus_config_field_newer = "prometheus-config-field-newer"
+    prometheus_config_field_misplaced = "prometheus-config-field-misplaced"
     grafana_data_permission = "grafana-data-permission"
     grafana_datasource_provisioning = "grafana-datasource-provisioning"
     grafana_plugin_offline = "grafana-plugin-offline"

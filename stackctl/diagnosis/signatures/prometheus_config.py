@@ -1,7 +1,7 @@
 """Prometheus's configuration file: one that is not there (a bind mount's host path without it), one it
 may not read (ownership, mode, SELinux), one it cannot parse,
 and the refusals told apart by cause: an Alertmanager v1 section Prometheus 3 no longer speaks, a
-duplicate job_name, and a field newer than the running image."""
+duplicate job_name, a field newer than the running image, and a scrape job's field outside any job."""
 
 from __future__ import annotations
 
@@ -26,6 +26,15 @@ _MOVED_FIELDS = {"labels": "global.external_labels (or labels under a static_con
 # Fields newer than some Prometheus still in use, with the release that added them: a file written
 # for that release fails on an older images.prometheus.
 _NEWER_FIELDS = {"fallback_scrape_protocol": "3.0", "scrape_protocols": "2.49", "static_configs": "0.14"}
+# Fields only a scrape job (a scrape_configs entry) takes; those marked also go in an
+# alerting.alertmanagers entry. Prometheus names a job's section config.ScrapeConfig in "field X not
+# found in type ..." (since 2.2x; prometheus#8156), so config.plain is another section (global:, the
+# top level): a field a job takes found there is in the wrong section, not unknown to the release.
+_JOB_FIELDS = {"fallback_scrape_protocol": False, "job_name": False, "metrics_path": False, "honor_labels": False,
+               "honor_timestamps": False, "metric_relabel_configs": False, "static_configs": True,
+               "relabel_configs": True, "file_sd_configs": True, "dns_sd_configs": True, "kubernetes_sd_configs": True,
+               "consul_sd_configs": True}
+_MISPLACED = re.compile(rf"field (?P<field>{'|'.join(_JOB_FIELDS)}) not found in type config\.plain")
 # Prometheus 3 removed the Alertmanager v1 API (Alertmanager 0.27 no longer serves it).
 _ALERTMANAGER_VERSION = re.compile(r"expected Alertmanager api version to be one of \[(?P<accepted>[\w, ]+)\] "
                                    r"but got (?P<got>\w+)", re.IGNORECASE)
@@ -86,6 +95,30 @@ def _prometheus_config_field_newer(evidence: Evidence) -> Diagnosis:
                      f"prom/prometheus:v3.5.0; a `:latest` tag may resolve to an older release), or drop {names} from "
                      f"prometheus.yml; {_CONFIG_RENDERED}", key="images.prometheus"),
                  fields=", ".join(newer), **({"line": int(line)} if line else {}))
+
+
+def _prometheus_config_field_misplaced(evidence: Evidence) -> Diagnosis:
+    """A field a scrape job takes, written outside one (under global:, at the top level): the section
+    is wrong, not the release. fallback_scrape_protocol is per job only (Prometheus 3.0 and later; its
+    global: has none, prometheus#15830 asks for one)."""
+    fields = evidence.all_found(_MISPLACED, "field")
+    line = evidence.read(_CONFIG_LINE).get("line")
+    names = ", ".join(f"`{name}`" for name in fields)
+    alertmanagers = [name for name in fields if _JOB_FIELDS[name]]
+    also = (f" ({', '.join(alertmanagers)} also go{'es' if len(alertmanagers) == 1 else ''} in an "
+            "alerting.alertmanagers entry)" if alertmanagers else "")
+    newer = (" (Prometheus 3.0 and later take fallback_scrape_protocol there, per job: Prometheus's global: has "
+             "none, prometheus#15830 asks for one, so set it in each job)" if "fallback_scrape_protocol" in fields
+             else "")
+    at = f" at line {line}" if line else ""
+    return found(evidence, Cause.prometheus_config_field_misplaced,
+                 f"Prometheus refuses prometheus.yml: {names}{at} sits outside a scrape job (config.plain: under "
+                 "global: or at the top level), the only place it is taken, so it does not start",
+                 Fix(f"move {names}{at} of prometheus.yml into each scrape job that needs it: under a scrape_configs "
+                     f"entry, indented beside its job_name (`scrape_configs:` then `  - job_name: NAME` and the "
+                     f"field under it){newer}{also}; the error's type config.plain is the section it sits in now, "
+                     f"not a scrape job, which Prometheus calls config.ScrapeConfig; {_CONFIG_RENDERED}"),
+                 fields=", ".join(fields), **({"line": int(line)} if line else {}))
 
 
 # A value of the wrong YAML type: "line 15: cannot unmarshal !!map into []*config.RemoteWriteConfig".
@@ -201,6 +234,8 @@ SIGNATURES: tuple[Signature, ...] = (
               _prometheus_alertmanager_api_v1_removed),
     signature(Cause.prometheus_duplicate_job_name, r"found multiple scrape configs (?:configured with the same job "
               r"name|with job name)", _prometheus_duplicate_job_name),
+    # Before the newer field below, which matches the same line: a field a job takes, outside any job.
+    signature(Cause.prometheus_config_field_misplaced, _MISPLACED.pattern, _prometheus_config_field_misplaced),
     signature(Cause.prometheus_config_field_newer,
               rf"field (?:{'|'.join(_NEWER_FIELDS)}) not found in type|unknown fields in \w+: (?:{'|'.join(_NEWER_FIELDS)})\b",
               _prometheus_config_field_newer),

@@ -59,6 +59,7 @@ BY_CLASS: dict[Cause, Expect] = {
     C.nginx_certificate_missing: Expect("letsencrypt_dir", says=("sudo certbot certificates",)),
     C.nginx_upstream_down: Expect("ports.proxy", severity=ADVISORY, says=("stackctl logs filter-proxy",)),
     C.listen_address_not_on_host: Expect(says=("ip -br addr",)),
+    C.prometheus_config_field_misplaced: Expect(says=("scrape_configs", "config.plain")),
     C.nginx_upstream_timeout: Expect("limits.max_concurrent", severity=ADVISORY, says=("proxy_read_timeout",)),
     C.nginx_body_too_large: Expect(severity=ADVISORY, says=("client_max_body_size",)),
     C.nginx_upstream_host_unknown: Expect("hosts", says=("getent hosts",)),
@@ -423,7 +424,8 @@ ROUND_LABELS = {"cuda_graph_capture_regression": "cuda_graph_capture_failed",
                 "vllm_memory_profiling_free_memory_grew_unified_memory": "memory_profiling_free_memory_grew",
                 "vllm_ptx_unsupported_toolchain_entrypoint_replaced": "ptx_toolchain_unsupported",
                 "certbot_http01_unauthorized_redirect_misconfigured": "certbot_challenge_wrong_answer",
-                "node_exporter_listen_address_not_on_host": "listen_address_not_on_host"}
+                "node_exporter_listen_address_not_on_host": "listen_address_not_on_host",
+                "prometheus3_fallback_scrape_protocol_in_global": "prometheus_config_field_misplaced"}
 
 
 def test_every_class_is_built_from_several_reports():

@@ -482,3 +482,40 @@ def test_grafanas_missing_provisioning_directories_name_the_volumes_mount_of_eac
     assert "volumes:" in said.fix.text
     assert "./provisioning/datasources:/etc/grafana/provisioning/datasources" in said.fix.text
     assert "mkdir -p /etc/grafana/provisioning/plugins" in said.fix.text
+
+
+_PROMETHEUS = DiagnosisContext(service="prometheus")
+
+
+def test_a_scrape_jobs_field_outside_any_job_is_the_section_not_the_release():
+    # prometheus-operator#7196 (fallback_scrape_protocol rendered under global:), besu-docs#504 (job_name at the top).
+    reload = ('time=2024-12-16T01:29:12.923Z level=ERROR source=main.go:1162 msg="Error reloading config" '
+              'err="couldn\'t load configuration (--config.file=\\"/etc/prometheus/config_out/prometheus.env.yaml\\"): '
+              'parsing YAML file /etc/prometheus/config_out/prometheus.env.yaml: yaml: unmarshal errors:\\n  line 3: '
+              'field fallback_scrape_protocol not found in type config.plain"')
+    misplaced = diagnose_log([reload], _PROMETHEUS)
+    assert misplaced is not None and misplaced.cause is Cause.prometheus_config_field_misplaced
+    assert misplaced.values == {"fields": "fallback_scrape_protocol", "line": 3}
+    assert "under a scrape_configs entry" in misplaced.fix.text and "global: has none" in misplaced.fix.text
+    assert misplaced.fix.key is None
+    top = diagnose_log(["field job_name not found in type config.plain"], _PROMETHEUS)
+    assert top.cause is Cause.prometheus_config_field_misplaced and "Prometheus 3.0" not in top.fix.text
+
+
+def test_a_field_unknown_inside_a_job_or_unknown_anywhere_keeps_its_class():
+    # prometheus-playground#2: inside a job on Prometheus 2 (config.ScrapeConfig): the image is older than the file.
+    newer = diagnose_log([('ts=2025-07-09T06:48:27.678Z caller=main.go:537 level=error msg="Error loading config '
+                           '(--config.file=/opt/prometheus/prometheus.yml)" file=/opt/prometheus/prometheus.yml '
+                           'err="parsing YAML file /opt/prometheus/prometheus.yml: yaml: unmarshal errors:\\n  line 4: '
+                           'field fallback_scrape_protocol not found in type config.ScrapeConfig"')], _PROMETHEUS)
+    assert newer.cause is Cause.prometheus_config_field_newer and newer.fix.key == "images.prometheus"
+    # kubecost#410: a field no Prometheus knows at the top level; prometheus#8156: a typo inside a job.
+    unknown = diagnose_log([('err="error loading config from \\"/etc/config/prometheus.yml\\": couldn\'t load '
+                             'configuration (--config.file=\\"/etc/config/prometheus.yml\\"): parsing YAML file '
+                             '/etc/config/prometheus.yml: yaml: unmarshal errors:\\n  line 2: field clusterIDConfigmap '
+                             'not found in type config.plain"')], _PROMETHEUS)
+    assert unknown.cause is Cause.prometheus_config_invalid
+    typo = diagnose_log([('failed to reload config: couldn\'t load configuration (--config.file="/config/prometheus.yml"): '
+                         'parsing YAML file /config/prometheus.yml: yaml: unmarshal errors:'),
+                         "  line 53: field metric_path not found in type config.ScrapeConfig"], _PROMETHEUS)
+    assert typo.cause is Cause.prometheus_config_invalid
