@@ -13,32 +13,27 @@ name the fix of where no signature knows the failure:
 - what a service needs from the host and does not find: Docker without a GPU device driver ("could not
   select device driver "" with capabilities: [[gpu]]"), nginx's upstream name that does not resolve
   ('host not found in upstream "app"'), a Hugging Face repository that refuses without a token (401,
-  GatedRepoError).
+  GatedRepoError);
+- what the services around it state (stated_services): a program built for another CPU architecture,
+  nothing listening where a connection was refused, an upstream's headers past nginx's buffer.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 from stackctl.diagnosis.stack_keys import image_service, newer_image
+from stackctl.diagnosis.stated_cause import StatedCause
+from stackctl.diagnosis.stated_services import services_around
 from stackctl.diagnosis.verdict import DiagnosisContext
+
+__all__ = ["StatedCause", "stated_causes"]
 
 # Services whose engine is vLLM's: a component that does not match is the engine's environment.
 _ENGINE_SERVICES = frozenset({"vllm", "ray-head", "ray-worker"})
 # The Docker client's own logs (no image of their own).
 _DOCKER_SERVICES = frozenset({"docker", "compose"})
-
-
-@dataclass(frozen=True)
-class StatedCause:
-    """What an error line says went wrong, with the fix in stackctl's terms."""
-
-    name: str  # short, for the diagnosis's values: "version mismatch: outlines", "socket /x.sock"
-    text: str  # the fix sentence
-    key: str | None = None  # the stack.yaml key that applies it, where one does
-    env: str | None = None  # the variable that applies it, where one does
 
 
 def stated_causes(lines: Iterable[str], context: DiagnosisContext) -> list[StatedCause]:
@@ -49,7 +44,7 @@ def stated_causes(lines: Iterable[str], context: DiagnosisContext) -> list[State
     repository = next((match for line in lines if (match := _HUB_REPOSITORY.search(line))), None)
     for line in lines:
         for cause in (*_mismatches(line, context), *_sockets(line, context), *_refused_images(line, context),
-                      *_host_lacks(line, repository)):
+                      *_host_lacks(line, repository), *services_around(line, context)):
             if all(known.name != cause.name for known in found):
                 found.append(cause)
     return found
