@@ -19,7 +19,7 @@ _BOUND_PORT = re.compile(
     r"|listen tcp[46]? \S*:(?P<go>\d+): bind|Bind for \S*:(?P<docker>\d+)(?:: unexpected error| failed)")
 # vLLM picks free ports for its own workers and torch.distributed; those are not stack.yaml's.
 # Docker Compose names the service whose port it could not publish.
-_COMPOSE_SERVICE = re.compile(r"Cannot start service (?P<started>[\w-]+)|ERROR: for (?P<named>[\w-]+) ")
+COMPOSE_SERVICE = re.compile(r"Cannot start service (?P<started>[\w-]+)|ERROR: for (?P<named>[\w-]+) ")
 _INTERNAL_PORT = re.compile(r"get_open_port|TCPStore|c10d|rendezvous")
 _API_SOCKET = re.compile(r"create_server_socket|setup_server|serve_http|uvicorn")
 
@@ -36,8 +36,8 @@ def _port_in_use(evidence: Evidence) -> Diagnosis:
                      "a port vLLM opens for its own workers is taken: another vLLM is most likely still running",
                      Fix("stop the other vLLM (`stackctl down`; `ss -ltnp` shows who listens), then `stackctl up`"))
     if service in ("docker", "compose"):
-        named = evidence.read(_COMPOSE_SERVICE) or next(
-            (values for line in evidence.lines if (values := _groups(_COMPOSE_SERVICE, line))), {})
+        named = evidence.read(COMPOSE_SERVICE) or next(
+            (values for line in evidence.lines if (values := _groups(COMPOSE_SERVICE, line))), {})
         service = next(iter(named.values()), service)
     key = port_key(port, service, evidence.context.port_keys)
     if port is None:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from stackctl.diagnosis.evidence import Evidence
 from stackctl.diagnosis.signature import Signature, found, signature
+from stackctl.diagnosis.signatures.connectivity import COMPOSE_SERVICE
 from stackctl.diagnosis.verdict import Cause, Diagnosis, Fix
 
 # The address and port each program's words name.
@@ -19,7 +20,6 @@ _ADDRESS = re.compile(
     r"|bind on address \('(?P<uvicorn>[^']*)', (?P<uvicorn_port>\d+)"
     r"|bind\(\) to (?P<nginx>\[[^\]]+\]|[^\s:]+):(?P<nginx_port>\d+) failed"
     r"|cannot listen on (?P<own>\[[^\]]+\]|[^\s:]+):(?P<own_port>\d+)", re.IGNORECASE)
-_COMPOSE_SERVICE = re.compile(r"Cannot start service (?P<started>[\w-]+)|ERROR: for (?P<named>[\w-]+) ")
 
 # Where each service's listen address is set: the setting in its own words, whether its value
 # carries the port (ADDRESS:PORT), the stack.yaml key behind it where one is, what stackctl renders.
@@ -72,7 +72,7 @@ def _listen_address_not_on_host(evidence: Evidence) -> Diagnosis:
     every = f":{port}" if port else ":PORT"
     if service in ("docker", "compose"):
         # Docker publishing a port on an address: the host side of a `ports:` entry.
-        service = next(iter(evidence.read(_COMPOSE_SERVICE).values()), "the container")
+        service = next(iter(evidence.read(COMPOSE_SERVICE).values()), "the container")
         setting, text = None, (
             f"remove the address from the service's `ports:` entry (`\"{port or 'PORT'}:CONTAINER_PORT\"` publishes on "
             "every address) or use one this host has (`ip -br addr` lists them); stackctl's services run on the "
