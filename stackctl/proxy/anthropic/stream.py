@@ -99,6 +99,10 @@ class AnthropicStream:
                         out += translator.finish()
                         done = True
                         break
+                fast = translator.feed_text_token(payload)
+                if fast is not None:
+                    out += fast
+                    continue
                 try:
                     chunk = decode_chunk(payload)
                 except MalformedChunk:

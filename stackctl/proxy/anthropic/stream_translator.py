@@ -15,6 +15,7 @@ ends without message_delta/message_stop (`turn_ended`), the loop adds its own bl
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -28,6 +29,15 @@ from stackctl.proxy.errors import ProxyError, sse_error_event
 from stackctl.proxy.protocol.anthropic import StopReason
 from stackctl.proxy.protocol.openai_stream import ChatCompletionChunk, ToolCallDelta
 from stackctl.proxy.protocol.sse import PING_EVENT, encode_event
+
+# One text token as vLLM streams it, from `"choices"` to the chunk's end: choice 0's delta holds
+# only content (beside vLLM's empty tool_calls), nothing finished, no usage. Group 1: the JSON
+# string of the content, which an Anthropic text_delta carries as it is.
+_TEXT_TOKEN = re.compile(
+    rb'"choices":\[\{"index":0,"delta":\{"content":("(?:[^"\\]|\\.)+")(?:,"tool_calls":\[\])?\},'
+    rb'"logprobs":null,"finish_reason":null\}\]\}\Z'
+)
+_TEXT_DELTA = b'event: content_block_delta\ndata: {"type":"content_block_delta","index":%d,"delta":{"type":"text_delta","text":%b}}\n\n'
 
 
 @dataclass
@@ -161,6 +171,17 @@ class AnthropicStreamTranslator:
         return encode_event("message_start", {"type": "message_start", "message": message}) + (
             PING_EVENT
         )
+
+    def feed_text_token(self, payload: bytes) -> bytes | None:
+        """The per-token shortcut: a chunk's data that only adds text to the open text block, as
+        its content_block_delta, without decoding the chunk (the event `feed` would write, its
+        text escaped as the backend escaped it). None for any other chunk, or while the turn's
+        text is recorded (server tools): `feed` takes those."""
+        block = self._open
+        if block is None or block.kind != "text" or self.server_tools:
+            return None
+        match = _TEXT_TOKEN.search(payload)
+        return None if match is None else _TEXT_DELTA % (block.index, match[1])
 
     def feed(self, chunk: ChatCompletionChunk) -> bytes:
         out = self.start(chunk) if not self.started else b""

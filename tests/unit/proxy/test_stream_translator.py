@@ -236,3 +236,56 @@ def test_message_start_gives_the_estimate_when_usage_comes_only_at_the_end() -> 
     assert events[0]["message"]["usage"]["input_tokens"] == 1200
     assert events[-2]["usage"]["input_tokens"] == 1187
     assert translator.input_tokens == 1187
+
+
+def translated_bytes(raw: bytes, *, shortcut: bool, server_tools: frozenset[str] = frozenset()) -> tuple[bytes, int]:
+    """The whole Anthropic stream, and how many chunks the per-token shortcut took."""
+    translator = AnthropicStreamTranslator(model="fallback", stop_sequences=None, server_tools=server_tools)
+    out, taken = b"", 0
+    for event in EventSplitter().feed(raw):
+        payload = event_data(event)
+        if payload == b"[DONE]":
+            out += translator.finish()
+        elif payload:
+            fast = translator.feed_text_token(payload) if shortcut else None
+            if fast is not None:
+                taken += 1
+                out += fast
+            else:
+                out += translator.feed(decode_chunk(payload))
+    return out, taken
+
+
+@pytest.mark.parametrize("scenario", sorted(path.stem for path in STREAMS.glob("*.sse")))
+def test_the_text_token_shortcut_writes_what_feed_writes(scenario: str) -> None:
+    raw = (STREAMS / f"{scenario}.sse").read_bytes()
+    slow, _ = translated_bytes(raw, shortcut=False)
+    fast, taken = translated_bytes(raw, shortcut=True)
+    assert fast == slow
+    if scenario in ("text", "stop_sequence", "max_tokens"):
+        assert taken >= 1  # text tokens after the first take the shortcut
+    if scenario == "text":
+        assert taken > 10
+
+
+def test_the_shortcut_declines_every_chunk_that_is_not_only_text() -> None:
+    translator = AnthropicStreamTranslator(model="m", stop_sequences=None)
+    text = b'{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"Hi \\"x\\" caf\xc3\xa9","tool_calls":[]},"logprobs":null,"finish_reason":null}]}'
+    assert translator.feed_text_token(text) is None  # no text block open yet
+    translator.feed(decode_chunk(text))
+    event = translator.feed_text_token(text)
+    assert event is not None and events_of(event) == [
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": 'Hi "x" café'}}
+    ]
+    for other in (
+        text.replace(b'"finish_reason":null', b'"finish_reason":"stop"'),
+        text.replace(b'"tool_calls":[]', b'"tool_calls":[{"index":0,"function":{"arguments":"{"}}]'),
+        text.replace(b'"index":0,"delta"', b'"index":1,"delta"'),
+        text.replace(b'"content":"Hi \\"x\\" caf\xc3\xa9"', b'"content":""'),
+        text[:-1] + b',"usage":{"prompt_tokens":3,"total_tokens":5,"completion_tokens":2}}',
+        text.replace(b'{"content"', b'{"reasoning_content":"hm","content"'),
+    ):
+        assert translator.feed_text_token(other) is None, other
+    searching = AnthropicStreamTranslator(model="m", stop_sequences=None, server_tools=frozenset({"web_search"}))
+    searching.feed(decode_chunk(text))
+    assert searching.feed_text_token(text) is None  # the turn's text is recorded for the search loop
