@@ -28,6 +28,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from stackctl.diagnosis.signature import CDI_REQUEST
 from stackctl.diagnosis.stack_keys import image_service, newer_image
 from stackctl.diagnosis.stated_cause import StatedCause
 from stackctl.diagnosis.stated_configs import configs_stated
@@ -335,7 +336,8 @@ def _host_lacks(line: str, named: re.Match[str] | None) -> list[StatedCause]:
             "(`sudo apt install nvidia-container-toolkit`; where an upgrade left it broken, reinstall "
             "nvidia-container-toolkit: remove the package and install it again), register "
             "it with `sudo nvidia-ctk runtime configure --runtime=docker` and restart Docker (`sudo systemctl restart "
-            "docker`); a Docker installed as a snap does not see it: use docker-ce from Docker's repository")))
+            "docker`); a Docker installed as a snap does not see it: use docker-ce from Docker's repository. "
+            + CDI_REQUEST)))
     upstream = _UPSTREAM_UNKNOWN.search(line)
     if upstream:
         host = upstream["host"]

@@ -164,3 +164,18 @@ def test_no_chat_template_and_roles_that_must_alternate_name_the_chat_template_f
     assert diagnose_log([template], context_for("vllm", _DEFAULTS)).cause is Cause.chat_template_missing
     assert diagnose_log([roles], context_for("vllm", _DEFAULTS)).cause is Cause.roles_must_alternate
 
+
+# --- Docker without a GPU device driver: CDI ------------------------------------------------------
+
+def test_no_gpu_device_driver_names_the_cdi_request_beside_the_toolkit():
+    # nixpkgs#353059 (held-out round 26): a CDI-only host, where `gpus: all` finds no driver.
+    service, lines = _log("gpus_flag_no_legacy_hook_use_cdi_or_runtime")
+    known = diagnose_log(lines, context_for(service, _DEFAULTS))
+    assert known is not None and known.cause is Cause.no_gpu_runtime
+    # What tests/e2e/test_compose_faults.py asserts stays true.
+    assert known.fix.text.startswith("install the NVIDIA Container Toolkit")
+    assert "nvidia-ctk runtime configure" in known.fix.text and known.summary.startswith("Docker has no NVIDIA runtime")
+    fallback = _fallback(lines, service).fix.text
+    for fix in (known.fix.text, fallback):
+        assert "`driver: cdi`" in fix and "nvidia.com/gpu=all" in fix and "runtime: nvidia" in fix
+        assert "no stack.yaml key for a CDI request" in fix
