@@ -175,7 +175,10 @@ held-out set of real failure logs collected from other public reports and never 
   and three more stated causes were being built, by a collector who saw neither the signatures nor
   that work and found about 30 of 45 candidates already used; a variable field that only repeated
   the log removed; measured once: 2/6 = 33.3% (own set then 1295/1295), too few to say much;
-  rounds 16 to 26 together: 66/116 = 56.9%; rounds 20 to 26: 39/66 = 59.1%).
+  rounds 16 to 26 together: 66/116 = 56.9%; rounds 20 to 26: 39/66 = 59.1%; its misses led to
+  the fallback's stated causes for supervisord's %(ENV_X)s and nginx's temp path its worker may not
+  write, and the CDI request beside the toolkit where Docker has no GPU device driver, each built
+  from other reports too: own set then 1301/1301).
 - held-out: tests/data/heldout_failures, the next round: logs from other reports, collected after
   the round before was built from, by a collector who saw neither the signatures nor that work;
   measured once. Each file's `# fix:` header lists what a right fix names (`key=`, `flag=`, `env=`:
