@@ -169,13 +169,19 @@ held-out set of real failure logs collected from other public reports and never 
   1284/1284), too few to say much; rounds 16 to 25 together: 64/110 = 58.2%; rounds 20 to 25:
   37/60 = 61.7%; its misses led to an address this host lacks as its own class beside a port in
   use, a scrape job's field outside any job told from a field newer than images.prometheus, and
-  Grafana's missing provisioning directories naming the volumes: mount: own set then 1295/1295).
-- held-out: tests/data/heldout_failures, round 26: 6 logs from 6 other reports (GitHub issues:
-  supervisord 2, Prometheus 2, nginx, docker and the toolkit), collected while round 25's classes
+  Grafana's missing provisioning directories naming the volumes: mount: own set then 1295/1295)
+  and tests/data/heldout_round26 (6 logs from 6 other reports: GitHub issues:
+  supervisord 2, Prometheus 2, nginx, docker and the toolkit; collected while round 25's classes
   and three more stated causes were being built, by a collector who saw neither the signatures nor
   that work and found about 30 of 45 candidates already used; a variable field that only repeated
-  the log removed; measured once: 2/6 = 33.3% (own set then 1295/1295), too few to say much.
-  Rounds 16 to 26 together: 66/116 = 56.9%; rounds 20 to 26: 39/66 = 59.1%. Each file's `# fix:` header lists what a right fix names (`key=`, `flag=`, `env=`:
+  the log removed; measured once: 2/6 = 33.3% (own set then 1295/1295), too few to say much;
+  rounds 16 to 26 together: 66/116 = 56.9%; rounds 20 to 26: 39/66 = 59.1%; its misses led to
+  the fallback's stated causes for supervisord's %(ENV_X)s and nginx's temp path its worker may not
+  write, and the CDI request beside the toolkit where Docker has no GPU device driver, each built
+  from other reports too: own set then 1301/1301).
+- held-out: tests/data/heldout_failures, the next round: logs from other reports, collected after
+  the round before was built from, by a collector who saw neither the signatures nor that work;
+  measured once. Each file's `# fix:` header lists what a right fix names (`key=`, `flag=`, `env=`:
   that field of the fix; `text=`: words in the fix sentence); any one suffices. The class in the
   file name is only a label: a fix reached by another class, or by the fallback reading the remedy
   the log names, counts the same.

@@ -87,10 +87,13 @@ def _with_error_line(lines: list[str], decisive: ErrorLine, context: DiagnosisCo
 
 def _beside(causes: list[StatedCause], remedies: list[Remedy]) -> list[Remedy]:
     """The remedies a stated cause does not already say: an image the registry refuses names its
-    `docker login` itself, after the image name to check."""
+    `docker login` itself, after the image name to check; nginx's temp path its worker may not write,
+    the path to give access to."""
     if any(cause.name.startswith("image: ") for cause in causes):
-        return [remedy for remedy in remedies
-                if not (remedy.kind is RemedyKind.command and remedy.name.startswith("docker login"))]
+        remedies = [remedy for remedy in remedies
+                    if not (remedy.kind is RemedyKind.command and remedy.name.startswith("docker login"))]
+    if any(cause.name.startswith("nginx temp path: ") for cause in causes):
+        remedies = [remedy for remedy in remedies if remedy.kind is not RemedyKind.permission]
     return remedies
 
 
@@ -128,7 +131,7 @@ def _cause_fix(causes: list[StatedCause], remedies: list[Remedy], context: Diagn
     text = "the error states its cause: " + "; ".join(stated)
     if also:
         text += "; the log also names: " + "; ".join(also[:_REMEDIES_SHOWN])
-    return Fix(text + "; then `stackctl up`", key=causes[0].key, env=causes[0].env)
+    return Fix(text + "; then `stackctl up`", key=causes[0].key, env=causes[0].env, flag=causes[0].flag)
 
 
 def _without_error_line(lines: list[str], context: DiagnosisContext) -> Diagnosis | None:

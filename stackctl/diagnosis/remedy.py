@@ -177,7 +177,8 @@ _MODULE_PACKAGES = {
 _FILE = (
     re.compile(r"No such file or directory: [`'\"](?P<path>[^`'\"]+)[`'\"]"),
     re.compile(r"(?P<path>[\w.+-]+\.so(?:\.\d+)*): cannot open shared object file"),
-    re.compile(r"open\(\) \"(?P<path>[^\"]+)\" failed"),
+    # nginx's open() of a file that is not there (one it may not open is a permission, below).
+    re.compile(r"open\(\) \"(?P<path>[^\"]+)\" failed(?! \(13: Permission denied\))"),
     re.compile(r"cannot load certificate(?: key)? \"(?P<path>[^\"]+)\""),
     re.compile(r"\b(?:open|stat|read|mkdir|lstat) (?P<path>/[\w./@:+-]+): (?:no such file|not a directory)",
                re.IGNORECASE),
@@ -205,7 +206,7 @@ _PERMISSION = (
 )
 # The same refusal in the words of Go without its operation ("/prometheus/queries.active: permission
 # denied"), Go with a relative path ("mkdir data: permission denied"), Rust ('creating file "/x":
-# Permission denied (os error 13)') and supervisord ("couldn't chdir to /x: EACCES").
+# Permission denied (os error 13)'), supervisord ("couldn't chdir to /x: EACCES") and nginx.
 _MORE_PERMISSION = (
     re.compile(r"(?:^|[\s\"'=])(?P<path>/[\w./@+-]*[\w/])[`'\"]?: (?:permission denied|operation not permitted)",
                re.IGNORECASE),
@@ -214,6 +215,8 @@ _MORE_PERMISSION = (
     re.compile(r"\b(?:creating|opening|writing|reading|removing) (?:file|directory|dir) [`'\"]?(?P<path>/[\w./@:+-]*[\w/])"
                r"[`'\"]?: permission denied", re.IGNORECASE),
     re.compile(r"\bcouldn't (?:chdir to|open|create|write to) (?P<path>\S+?):? EACCES\b"),
+    # nginx's system calls: 'open() "/var/lib/nginx/body/0000000001" failed (13: Permission denied)'.
+    re.compile(r"\b\w+\(\) \"(?P<path>/[^\"]+)\" failed \(13: Permission denied\)"),
 )
 _EXECUTABLE = re.compile(_PATH + r" is not executable", re.IGNORECASE)
 # exec's EACCES: the program lacks its execute bit (supervisord: "couldn't exec mytool: EACCES").

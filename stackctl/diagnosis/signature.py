@@ -71,6 +71,18 @@ def images_entry(key: str | None) -> str:
 # What doctor's nvidia-runtime row checks (stackctl/doctor/docker.py): the runtime registered or a CDI
 # spec present, not the toolkit's version, its hook or whether it finds the driver's libraries.
 DOCTOR_GPU_RUNTIME = "`stackctl doctor` checks that Docker lists the nvidia runtime or that a CDI spec is in /etc/cdi"
+# The GPU asked for as a CDI device, where a host has the toolkit's CDI spec but not the hook Docker's
+# --gpus calls (NixOS's hardware.nvidia-container-toolkit, the toolkit's -base package): Docker serves
+# `gpus: all` through CDI itself only from moby#50228 on.
+CDI_REQUEST = ("On a host set up for CDI only (a CDI spec, no nvidia-container-runtime-hook: NixOS's "
+               "hardware.nvidia-container-toolkit, the nvidia-container-toolkit-base package), ask for the GPU as a CDI "
+               "device instead: in Compose `deploy.resources.reservations.devices` with `driver: cdi` and `device_ids: "
+               "[nvidia.com/gpu=all]` (`docker run --device nvidia.com/gpu=all`; Docker 25 and later: where `docker "
+               "info` lists no CDI spec directories, turn CDI on in /etc/docker/daemon.json, `\"features\": {\"cdi\": "
+               "true}`), or `runtime: nvidia` with NVIDIA_VISIBLE_DEVICES=all where the nvidia runtime is registered. "
+               "stackctl renders `gpus: all` and has no stack.yaml key for a CDI request: put it on the vllm and "
+               "gpu-exporter services in an override file passed to `docker compose -f`; doctor's nvidia-runtime row "
+               "passes on a CDI spec alone, which `gpus: all` uses only on a Docker that serves --gpus through CDI")
 
 
 def found(evidence: Evidence, cause: Cause, summary: str, fix: Fix, *,

@@ -13,3 +13,4 @@ class StatedCause:
     text: str  # the fix sentence
     key: str | None = None  # the stack.yaml key that applies it, where one does
     env: str | None = None  # the variable that applies it, where one does
+    flag: str | None = None  # the flag that applies it, where one does

@@ -15,7 +15,12 @@ name the fix of where no signature knows the failure:
   ('host not found in upstream "app"'), a Hugging Face repository that refuses without a token (401,
   GatedRepoError);
 - what the services around it state (stated_services): a program built for another CPU architecture,
-  nothing listening where a connection was refused, an upstream's headers past nginx's buffer.
+  nothing listening where a connection was refused, an upstream's headers past nginx's buffer;
+- what a service's configuration states (stated_configs): supervisord's %(ENV_X)s unset when it started,
+  nginx's temp path its worker may not write, a listen on IPv6 where the host has none, a Prometheus
+  flag written into prometheus.yml;
+- what vLLM states about the model (stated_engine): an architecture it does not know, no chat template,
+  a template that wants roles alternating.
 """
 
 from __future__ import annotations
@@ -23,8 +28,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from stackctl.diagnosis.signature import CDI_REQUEST
 from stackctl.diagnosis.stack_keys import image_service, newer_image
 from stackctl.diagnosis.stated_cause import StatedCause
+from stackctl.diagnosis.stated_configs import configs_stated
+from stackctl.diagnosis.stated_engine import engine_stated
 from stackctl.diagnosis.stated_services import services_around
 from stackctl.diagnosis.verdict import DiagnosisContext
 
@@ -44,7 +52,8 @@ def stated_causes(lines: Iterable[str], context: DiagnosisContext) -> list[State
     repository = next((match for line in lines if (match := _HUB_REPOSITORY.search(line))), None)
     for line in lines:
         for cause in (*_mismatches(line, context), *_sockets(line, context), *_refused_images(line, context),
-                      *_host_lacks(line, repository), *services_around(line, context)):
+                      *_host_lacks(line, repository), *services_around(line, context),
+                      *configs_stated(line, context), *engine_stated(line)):
             if all(known.name != cause.name for known in found):
                 found.append(cause)
     return found
@@ -327,7 +336,8 @@ def _host_lacks(line: str, named: re.Match[str] | None) -> list[StatedCause]:
             "(`sudo apt install nvidia-container-toolkit`; where an upgrade left it broken, reinstall "
             "nvidia-container-toolkit: remove the package and install it again), register "
             "it with `sudo nvidia-ctk runtime configure --runtime=docker` and restart Docker (`sudo systemctl restart "
-            "docker`); a Docker installed as a snap does not see it: use docker-ce from Docker's repository")))
+            "docker`); a Docker installed as a snap does not see it: use docker-ce from Docker's repository. "
+            + CDI_REQUEST)))
     upstream = _UPSTREAM_UNKNOWN.search(line)
     if upstream:
         host = upstream["host"]

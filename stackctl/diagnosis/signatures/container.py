@@ -13,6 +13,7 @@ from packaging.version import InvalidVersion, Version
 
 from stackctl.diagnosis.evidence import Evidence
 from stackctl.diagnosis.signature import (
+    CDI_REQUEST,
     CONSEQUENCE,
     DOCTOR_GPU_RUNTIME,
     Signature,
@@ -92,8 +93,8 @@ def _no_gpu_runtime(evidence: Evidence) -> Diagnosis:
                      "systemctl restart docker` (or a CDI spec: `sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia."
                      "yaml`); " + DOCTOR_GPU_RUNTIME + " (not the hook: the `ls` above does). Docker installed as a snap (`snap list docker` lists it) "
                      "cannot use the host's toolkit: remove the snap Docker (`sudo snap remove docker`) and install "
-                     "docker-ce from Docker's repository. A host without an NVIDIA GPU runs the CPU stack: "
-                     "`hardware: cpu`, `model: tiny`"))
+                     "docker-ce from Docker's repository. " + CDI_REQUEST + ". A host without an NVIDIA GPU runs the "
+                     "CPU stack: `hardware: cpu`, `model: tiny`"))
 
 
 def _nvml_insufficient_permissions(evidence: Evidence) -> Diagnosis:

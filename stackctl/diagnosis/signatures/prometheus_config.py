@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 from stackctl.diagnosis.evidence import Evidence
+from stackctl.diagnosis.prometheus_flags import FLAG_FIELD, flag_fields_fix
 from stackctl.diagnosis.signature import Signature, found, signature
 from stackctl.diagnosis.stack_keys import SERVICE_USERS
 from stackctl.diagnosis.verdict import Cause, Diagnosis, Fix
@@ -171,8 +172,11 @@ def _prometheus_config_invalid(evidence: Evidence) -> Diagnosis:
     fields = _unknown_fields(evidence)
     line = where.get("line")
     at = f" (line {line}: {where['problem'].strip()})" if line else ""
+    # A field Prometheus names under config.plain that is a command-line flag (storage.tsdb.path).
+    flags = flag_fields_fix(evidence.all_found(FLAG_FIELD, "field"))
     moved = "; ".join([f"`{name}` is now {_MOVED_FIELDS[name]}: rename {name}" for name in fields
-                       if name in _MOVED_FIELDS] + ([typed] if (typed := _wrong_type(evidence)) else []))
+                       if name in _MOVED_FIELDS] + ([typed] if (typed := _wrong_type(evidence)) else [])
+                      + ([flags] if flags else []))
     return found(evidence, Cause.prometheus_config_invalid,
                  f"Prometheus cannot parse its configuration file prometheus.yml{at}, so it does not start",
                  Fix(f"correct prometheus.yml{f' at line {line}' if line else ''}"

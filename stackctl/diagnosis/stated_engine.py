@@ -1,0 +1,69 @@
+"""Causes vLLM's error line states about the model it serves, for the fallback to name the fix of:
+
+- an architecture this vLLM does not know ("Model architectures ['Qwen3ForCausalLM'] are not supported
+  for now. Supported architectures: [...]"): a newer images.vllm, unless the list names it (a broken
+  install);
+- a tokenizer without a chat template ("you must provide a chat template if the tokenizer does not
+  define one"): --chat-template, or the model's instruct variant;
+- a chat template that refuses the conversation's roles ("Conversation roles must alternate
+  user/assistant/user/assistant/..."): the system message first and turns alternating, or a template
+  without the rule.
+"""
+
+from __future__ import annotations
+
+import re
+
+from stackctl.diagnosis.stated_cause import StatedCause
+
+_EXTRA_ARGS = "vllm.extra_args"
+_ARCHITECTURES = re.compile(r"Model architectures \[(?P<archs>[^\]]*)\] are not supported for now"
+                            r"(?:\. Supported architectures: \[(?P<known>[^\]]*))?")
+_NO_TEMPLATE = re.compile(r"you must provide a chat template if the tokenizer does not define one"
+                          r"|tokenizer\.chat_template is not set and no template argument was passed", re.IGNORECASE)
+_ALTERNATE = re.compile(r"Conversation roles must alternate user/assistant")
+
+
+def engine_stated(line: str) -> list[StatedCause]:
+    return [*_architecture(line), *_no_template(line), *_roles_alternate(line)]
+
+
+def _architecture(line: str) -> list[StatedCause]:
+    match = _ARCHITECTURES.search(line)
+    if match is None:
+        return []
+    archs = [name.strip(" '\"") for name in match["archs"].split(",") if name.strip(" '\"")]
+    named = ", ".join(archs) or "the model's"
+    known = {name.strip(" '\"") for name in (match["known"] or "").split(",")}
+    if archs and archs[0] in known:
+        return [StatedCause(f"architecture: {named}", (
+            f"this vLLM lists {named} among its supported architectures but could not load its code: the engine "
+            "install is broken or mismatched (the traceback above names the missing piece): pull images.vllm again, "
+            "or natively `stackctl install-engine`"), "images.vllm")]
+    return [StatedCause(f"architecture: {named}", (
+        f"this vLLM does not know the model's architecture {named}: support for a model comes with the vLLM release "
+        "that adds it, so upgrade vLLM: set images.vllm to a newer vLLM image that lists it among its supported "
+        "models (natively `stackctl install-engine` with a newer vLLM; a model newer than any release needs vLLM's "
+        "nightly or a source build), or serve a model this engine knows (`stackctl profiles`)"), "images.vllm")]
+
+
+def _no_template(line: str) -> list[StatedCause]:
+    if not _NO_TEMPLATE.search(line):
+        return []
+    return [StatedCause("no chat template", (
+        "the model's tokenizer defines no chat template, which /v1/chat/completions needs (transformers 4.44 dropped "
+        f"the default one): give vLLM one with --chat-template FILE in {_EXTRA_ARGS} (the file where vLLM runs: "
+        "mounted under Compose), or serve the model's instruct/chat variant, which ships one; a base model serves "
+        "/v1/completions without a template"), _EXTRA_ARGS, flag="--chat-template")]
+
+
+def _roles_alternate(line: str) -> list[StatedCause]:
+    if not _ALTERNATE.search(line):
+        return []
+    return [StatedCause("roles must alternate", (
+        "the model's chat template refuses this conversation: it takes at most one system message, first, then user "
+        "and assistant turns strictly alternating: the client must send the system message first and merge two "
+        "messages of one role in a row (STACKCTL_PROXY_SYSTEM_PLACEMENT=front on the filter-proxy moves an Anthropic "
+        "client's later system text into the leading system message), or give vLLM a template without that rule "
+        f"(--chat-template FILE in {_EXTRA_ARGS}), or serve a model whose template has none"), _EXTRA_ARGS,
+        flag="--chat-template")]
