@@ -31,11 +31,12 @@ from stackctl.proxy.protocol.openai_stream import ChatCompletionChunk, ToolCallD
 from stackctl.proxy.protocol.sse import PING_EVENT, encode_event
 
 # One text token as vLLM streams it, from `"choices"` to the chunk's end: choice 0's delta holds
-# only content (beside vLLM's empty tool_calls), nothing finished, no usage. Group 1: the JSON
-# string of the content, which an Anthropic text_delta carries as it is.
+# only content (beside the empty tool_calls of vLLM 0.22 and older), nothing finished, no usage
+# (vLLM 0.24 adds `"token_ids":null`). Group 1: the JSON string of the content, which an
+# Anthropic text_delta carries as it is.
 _TEXT_TOKEN = re.compile(
     rb'"choices":\[\{"index":0,"delta":\{"content":("(?:[^"\\]|\\.)+")(?:,"tool_calls":\[\])?\},'
-    rb'"logprobs":null,"finish_reason":null\}\]\}\Z'
+    rb'"logprobs":null,"finish_reason":null(?:,"token_ids":null)?\}\]\}\Z'
 )
 _TEXT_DELTA = b'event: content_block_delta\ndata: {"type":"content_block_delta","index":%d,"delta":{"type":"text_delta","text":%b}}\n\n'
 

@@ -277,8 +277,12 @@ def test_the_shortcut_declines_every_chunk_that_is_not_only_text() -> None:
     assert event is not None and events_of(event) == [
         {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": 'Hi "x" café'}}
     ]
+    # vLLM 0.24.0 (its chat_completion/serving.py) drops the empty tool_calls and sets token_ids.
+    newer = text.replace(b',"tool_calls":[]', b"").replace(b'"finish_reason":null', b'"finish_reason":null,"token_ids":null')
+    assert translator.feed_text_token(newer) == event
     for other in (
         text.replace(b'"finish_reason":null', b'"finish_reason":"stop"'),
+        newer.replace(b'"token_ids":null', b'"token_ids":[17]'),
         text.replace(b'"tool_calls":[]', b'"tool_calls":[{"index":0,"function":{"arguments":"{"}}]'),
         text.replace(b'"index":0,"delta"', b'"index":1,"delta"'),
         text.replace(b'"content":"Hi \\"x\\" caf\xc3\xa9"', b'"content":""'),
