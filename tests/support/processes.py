@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import signal
 import socket
@@ -15,6 +16,8 @@ from pathlib import Path
 
 import httpx
 
+_HANDED_OUT: set[int] = set()  # this test process's ports, never handed out twice
+
 
 def free_port() -> int:
     """A TCP port on loopback that nothing listens on now (the one helper the suites share)."""
@@ -22,15 +25,42 @@ def free_port() -> int:
 
 
 def free_ports(count: int) -> list[int]:
-    """`count` distinct free ports: each socket stays bound until all are picked."""
-    sockets = [socket.socket() for _ in range(count)]
+    """`count` distinct free ports: each socket stays bound until all are picked.
+
+    Drawn from below the kernel's ephemeral range: a port from that range, picked now and
+    listened on minutes later (a stack's filter-proxy starts after vLLM), can meanwhile become
+    the local end of some client's kept-alive connection (Prometheus scraping an exporter),
+    and the listener then fails with "address already in use". Below the range only an
+    explicit bind takes a port."""
+    low, high = _below_ephemeral_range()
+    sockets: list[socket.socket] = []
+    ports: list[int] = []
     try:
-        for sock in sockets:
-            sock.bind(("127.0.0.1", 0))
-        return [sock.getsockname()[1] for sock in sockets]
+        while len(ports) < count:
+            port = random.randint(low, high)
+            if port in ports or port in _HANDED_OUT:
+                continue  # a port handed out earlier may not be listened on yet
+            sock = socket.socket()
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                sock.close()
+                continue
+            sockets.append(sock)
+            ports.append(port)
+        _HANDED_OUT.update(ports)
+        return ports
     finally:
         for sock in sockets:
             sock.close()
+
+
+def _below_ephemeral_range() -> tuple[int, int]:
+    try:
+        first_ephemeral = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        first_ephemeral = 32768
+    return max(10000, first_ephemeral // 2), first_ephemeral - 1
 
 
 def require(tool: str) -> str:
