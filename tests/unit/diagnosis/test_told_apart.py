@@ -519,3 +519,23 @@ def test_a_field_unknown_inside_a_job_or_unknown_anywhere_keeps_its_class():
                          'parsing YAML file /config/prometheus.yml: yaml: unmarshal errors:'),
                          "  line 53: field metric_path not found in type config.ScrapeConfig"], _PROMETHEUS)
     assert typo.cause is Cause.prometheus_config_invalid
+
+
+def test_free_memory_below_the_target_is_read_whole_where_it_wraps_after_on_startup():
+    # Round 27's GB10 notes: the message broken after "on startup", a second vLLM holding the GPU.
+    wrapped = diagnose_log(["ValueError: Free memory on device cuda:0 (2.6/121.63 GiB) on startup",
+                            "is less than desired GPU memory utilization (0.08, 9.73 GiB)"], _VLLM)
+    assert wrapped is not None and wrapped.cause is Cause.free_memory_below_target
+    assert wrapped.values == {"free_gib": 2.6, "total_gib": 121.63, "gpu_memory_utilization": 0.08}
+    # Most of the GPU was taken before this vLLM allocated: the other process leads the fix.
+    assert wrapped.fix.text.startswith("another process holds 119.0 of 121.63 GiB")
+    assert "lower the other vLLM's --gpu-memory-utilization" in wrapped.fix.text
+    assert (wrapped.fix.key, wrapped.fix.value) == ("vllm.gpu_memory_utilization", "0.02")
+    # vllm#20305's form on one line, most of the GPU free: this vLLM's own share is what to lower.
+    own = diagnose_log([("ValueError: Free memory on device (59.32/79.15 GiB) on startup is less than desired GPU "
+                         "memory utilization (0.9, 71.24 GiB). Decrease GPU memory utilization or reduce GPU memory "
+                         "used by other processes.")], _VLLM)
+    assert own.fix.text.startswith("set vllm.gpu_memory_utilization to 0.74 or less")
+    # A line that only mentions the free memory on startup, with no refusal after it, is not this class.
+    info = diagnose_log(["INFO [gpu_worker.py:104] Free memory on device cuda:0 on startup: 118.2 GiB"], _VLLM)
+    assert info is None or info.cause is not Cause.free_memory_below_target
