@@ -3,6 +3,8 @@ under tests/data): each gets its own fix, and its neighbours keep theirs."""
 
 from __future__ import annotations
 
+import pytest
+
 from stackctl.diagnosis import Cause, DiagnosisContext, diagnose_log
 
 _NGINX = DiagnosisContext(service="nginx")
@@ -539,3 +541,41 @@ def test_free_memory_below_the_target_is_read_whole_where_it_wraps_after_on_star
     # A line that only mentions the free memory on startup, with no refusal after it, is not this class.
     info = diagnose_log(["INFO [gpu_worker.py:104] Free memory on device cuda:0 on startup: 118.2 GiB"], _VLLM)
     assert info is None or info.cause is not Cause.free_memory_below_target
+
+
+@pytest.mark.parametrize(("line", "module"), [
+    # Round 27's GB10 notes; px1800kbd#10 and nct6687d#99 (modprobe), nvhda#8 and rtl8723au#58 (older kernels'
+    # ENOKEY), acer-predator-turbo#113 (insmod of a path), gasket-driver#11 (systemd-modules-load).
+    ("modprobe: ERROR: could not insert 'nvidia': Key was rejected by service", "nvidia"),
+    ("modprobe: ERROR: could not insert 'nct6687': Key was rejected by service", "nct6687"),
+    ("modprobe: ERROR: could not insert 'nvhda': Required key not available", "nvhda"),
+    ("insmod: ERROR: could not insert module src/facer.ko: Key was rejected by service", "facer"),
+    ("Apr 22 18:10:16 host systemd-modules-load[602]: Failed to insert module 'gasket': Key was rejected by service",
+     "gasket"),
+])
+def test_a_kernel_module_secure_boot_refuses_names_the_mok_enrollment(line, module):
+    refused = diagnose_log([line], _DOCKER)
+    assert refused is not None and refused.cause is Cause.kernel_module_unsigned and refused.values == {"module": module}
+    assert "Secure Boot" in refused.summary and "mokutil --import" in refused.fix.text
+    assert "Enroll MOK" in refused.fix.text and "Secure Boot off" in refused.fix.text
+    # Only the NVIDIA driver's modules lead on to nvidia-smi and the stack.
+    assert ("stackctl up" in refused.fix.text) is (module == "nvidia")
+
+
+def test_the_nvidia_module_missing_for_the_running_kernel_names_its_modules_package_or_the_previous_kernel():
+    # labweaver_v2's kernel hold notes: a kernel update whose linux-modules-nvidia package did not follow.
+    missing = diagnose_log(["modprobe: FATAL: Module nvidia not found in directory /lib/modules/6.8.0-60-generic"],
+                           _DOCKER)
+    assert missing is not None and missing.cause is Cause.gpu_driver_not_loaded
+    assert missing.values == {"module": "nvidia", "kernel": "6.8.0-60-generic"}
+    assert "linux-modules-nvidia-580-open-$(uname -r)" in missing.fix.text and "boot the previous kernel" in missing.fix.text
+    # NVML's "driver not loaded" keeps its class and its fix, and names the same cause for a kernel update.
+    unloaded = diagnose_log(["nvidia-container-cli: initialization error: nvml error: driver not loaded"], _DOCKER)
+    assert unloaded.cause is Cause.gpu_driver_not_loaded
+    assert unloaded.fix.text.startswith("make the host driver work first: `nvidia-smi` on the host must list the GPU")
+    assert "linux-modules-nvidia" in unloaded.fix.text and "boot the previous kernel" in unloaded.fix.text
+    # Neighbours that are no signing refusal and no missing NVIDIA module keep out of both classes.
+    for line in ("modprobe: ERROR: could not insert 'nvidia': No such device",
+                 "modprobe: FATAL: Module xt_set not found in directory /lib/modules/5.10.120-tegra"):
+        other = diagnose_log([line], _DOCKER)
+        assert other is None or other.cause not in (Cause.kernel_module_unsigned, Cause.gpu_driver_not_loaded), line
