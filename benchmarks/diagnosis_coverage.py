@@ -178,13 +178,16 @@ held-out set of real failure logs collected from other public reports and never 
   rounds 16 to 26 together: 66/116 = 56.9%; rounds 20 to 26: 39/66 = 59.1%; its misses led to
   the fallback's stated causes for supervisord's %(ENV_X)s and nginx's temp path its worker may not
   write, and the CDI request beside the toolkit where Docker has no GPU device driver, each built
-  from other reports too: own set then 1301/1301).
-- held-out: tests/data/heldout_failures, round 27: 6 logs from 3 troubleshooting documents in
+  from other reports too: own set then 1301/1301)
+  and tests/data/heldout_round27 (6 logs from 3 troubleshooting documents in
   public repositories (vLLM 4, the host's driver 2; four from one GB10 machine's notes), collected
   while round 26's misses were being built, by a collector who saw neither the signatures nor that
   work and found nearly every GitHub candidate already used; a too-general text field removed;
-  measured once: 1/6 = 16.7% (own set then 1301/1301), too few to say much. Rounds 16 to 27
-  together: 67/122 = 54.9%; rounds 20 to 27: 40/72 = 55.6%. Each file's `# fix:` header lists what a right fix names (`key=`, `flag=`, `env=`:
+  measured once: 1/6 = 16.7% (own set then 1301/1301), too few to say much; rounds 16 to 27
+  together: 67/122 = 54.9%; rounds 20 to 27: 40/72 = 55.6%).
+- held-out: tests/data/heldout_failures, the next round: logs from other reports, collected after
+  the round before was built from, by a collector who saw neither the signatures nor that work;
+  measured once. Each file's `# fix:` header lists what a right fix names (`key=`, `flag=`, `env=`:
   that field of the fix; `text=`: words in the fix sentence); any one suffices. The class in the
   file name is only a label: a fix reached by another class, or by the fallback reading the remedy
   the log names, counts the same.

@@ -15,6 +15,7 @@ from stackctl.diagnosis.log_lines import (
     ErrorLine,
     Weight,
     decisive_error,
+    error_block,
     error_lines,
     stated_failure,
     strip_prefixes,
@@ -74,7 +75,8 @@ def read_fallback(run: Sequence[str], context: DiagnosisContext) -> FallbackRead
 def _with_error_line(lines: list[str], decisive: ErrorLine, context: DiagnosisContext) -> Diagnosis:
     fatal = context.failed if context.failed is not None else decisive.weight is Weight.crash
     window = _remedy_window(lines, decisive)
-    causes = stated_causes(window, context)
+    traceback = [lines[index] for index in error_block(lines, decisive.index)]
+    causes = stated_causes(window, context, traceback)
     remedies = _beside(causes, named_remedies(window))
     service = context.service
     message = _shortened(decisive.text)

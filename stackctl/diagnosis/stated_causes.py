@@ -20,18 +20,21 @@ name the fix of where no signature knows the failure:
   nginx's temp path its worker may not write, a listen on IPv6 where the host has none, a Prometheus
   flag written into prometheus.yml;
 - what vLLM states about the model (stated_engine): an architecture it does not know, no chat template,
-  a template that wants roles alternating.
+  a template that wants roles alternating;
+- text a program could not encode (stated_encoding): a token with non-ASCII characters in a header, or
+  output in an ASCII-only locale.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from stackctl.diagnosis.signature import CDI_REQUEST
 from stackctl.diagnosis.stack_keys import image_service, newer_image
 from stackctl.diagnosis.stated_cause import StatedCause
 from stackctl.diagnosis.stated_configs import configs_stated
+from stackctl.diagnosis.stated_encoding import encodings_stated
 from stackctl.diagnosis.stated_engine import engine_stated
 from stackctl.diagnosis.stated_services import services_around
 from stackctl.diagnosis.verdict import DiagnosisContext
@@ -44,8 +47,9 @@ _ENGINE_SERVICES = frozenset({"vllm", "ray-head", "ray-worker"})
 _DOCKER_SERVICES = frozenset({"docker", "compose"})
 
 
-def stated_causes(lines: Iterable[str], context: DiagnosisContext) -> list[StatedCause]:
-    """The causes these lines (the decisive error first) state, each once, first stated first."""
+def stated_causes(lines: Iterable[str], context: DiagnosisContext, traceback: Sequence[str] = ()) -> list[StatedCause]:
+    """The causes these lines (the decisive error first) state, each once, first stated first; `traceback`
+    holds the decisive error's frames, where the cause depends on the code that raised it."""
     found: list[StatedCause] = []
     lines = list(lines)
     # The repository a refusal is about may be named on a line beside it.
@@ -56,7 +60,8 @@ def stated_causes(lines: Iterable[str], context: DiagnosisContext) -> list[State
                       *configs_stated(line, context), *engine_stated(line)):
             if all(known.name != cause.name for known in found):
                 found.append(cause)
-    return found
+    # Read with the error's traceback: its frames tell a header from output.
+    return found + encodings_stated([*lines, *traceback], context)
 
 
 # --- two components whose versions do not match ---------------------------------------------------

@@ -241,6 +241,8 @@ class Cause(str, Enum):
     memory_profiling_free_memory_grew = "memory-profiling-free-memory-grew"
     ptx_toolchain_unsupported = "ptx-toolchain-unsupported"
     certbot_challenge_wrong_answer = "certbot-challenge-wrong-answer"
+    # Round 27's misses: the host's kernel refusing an unsigned module (Secure Boot)
+    kernel_module_unsigned = "kernel-module-unsigned"
     # no signature knows it: the decisive error line and the remedy the log names (fallback.py)
     unrecognised = "unrecognised"
 

@@ -8,17 +8,11 @@ import difflib
 import re
 
 from stackctl.diagnosis.evidence import Evidence
+from stackctl.diagnosis.removed_flags import removed_flag
 from stackctl.diagnosis.signature import ADVISORY, Signature, found, signature
 from stackctl.diagnosis.verdict import Cause, Diagnosis, Fix, Severity
 
 _EXTRA_ARGS = "vllm.extra_args"
-
-# Flags vLLM removed, with what replaced them: the user's stack.yaml was written for an older engine.
-_REMOVED_FLAGS = {
-    "--enable-reasoning": "removed in vLLM 0.10: --reasoning-parser alone turns reasoning on",
-    "--worker-use-ray": "removed: use --distributed-executor-backend ray",
-    "--use-v2-block-manager": "removed: the v2 block manager is the only one",
-}
 
 
 def _context_window_exceeded(evidence: Evidence) -> Diagnosis:
@@ -42,8 +36,8 @@ def _refused_flag(evidence: Evidence) -> Diagnosis:
     flags = [flag for flag in _FLAG.findall(rest) if not flag[1:].isdigit()] or [rest.split()[0] if rest else "?"]
     first = flags[0]
     named = ", ".join(flags)
-    why = _REMOVED_FLAGS.get(first)
-    summary = f"vLLM does not know {named}" + (f" ({why})" if why else "")
+    removed = removed_flag(first, _value_after(rest, first))
+    summary = f"vLLM does not know {named}" + (f" ({removed.why})" if removed else "")
     keyword = _PYTHON_KEYWORD.match(rest)
     if keyword:
         return _keyword_for_flag(evidence, keyword["name"], keyword["value"])
@@ -56,11 +50,20 @@ def _refused_flag(evidence: Evidence) -> Diagnosis:
                 "profile expects; use a newer vLLM: images.vllm (or reinstall the engine: `stackctl install-engine`)")
         return found(evidence, Cause.refused_flag, summary, Fix(text, key="images.vllm", flag=first), flags=named)
     # Not a flag stackctl's own command adds: the user's (vllm.extra_args, or a command typed by hand).
-    text = (f"remove {first} from {_EXTRA_ARGS} in stack.yaml" if why else
-            f"remove {first} from {_EXTRA_ARGS} in stack.yaml: this vLLM has no such flag (removed, newer than "
+    if removed:
+        return found(evidence, Cause.refused_flag, summary,
+                     Fix(f"remove {first} from {_EXTRA_ARGS} in stack.yaml: {removed.instead}", key=_EXTRA_ARGS,
+                         flag=removed.successor or first), flags=named)
+    text = (f"remove {first} from {_EXTRA_ARGS} in stack.yaml: this vLLM has no such flag (removed, newer than "
             "this engine, or only in a patched build; `stackctl doctor` parses the flags with the installed engine "
             "venv's vLLM, where one is installed)")
     return found(evidence, Cause.refused_flag, summary, Fix(text, key=_EXTRA_ARGS, flag=first), flags=named)
+
+
+def _value_after(rest: str, flag: str) -> str | None:
+    """The value written after `flag` among the refused arguments (`--task embed`, `--task=embed`)."""
+    match = re.search(rf"(?<![\w-]){re.escape(flag)}(?:=|\s+)(?P<value>[^\s-]\S*)", rest)
+    return match["value"] if match else None
 
 
 # A Python keyword argument written where the command line wants a flag ("trust_remote_code=True",

@@ -22,6 +22,7 @@ from stackctl.diagnosis.signature import (
     images_key,
     signature,
 )
+from stackctl.diagnosis.signatures.kernel_modules import NEW_KERNEL_WITHOUT_MODULES
 from stackctl.diagnosis.verdict import Cause, Diagnosis, Fix
 from stackctl.profiles.compat import min_driver, table
 
@@ -190,7 +191,9 @@ def _gpu_driver_not_loaded(evidence: Evidence) -> Diagnosis:
                  f"{what}: the NVIDIA container runtime has no GPU to hand to the container",
                  Fix("make the host driver work first: `nvidia-smi` on the host must list the GPU (install the driver, "
                      "e.g. `sudo apt install nvidia-driver-580-open`, and reboot; `sudo modprobe nvidia nvidia_uvm` "
-                     "loads it); then `stackctl up`"), **({"device": device} if device else {}))
+                     f"loads it). Where the driver worked before a kernel update, or modprobe says the module is not found, "
+                     f"{NEW_KERNEL_WITHOUT_MODULES}; then "
+                     "`stackctl up`"), **({"device": device} if device else {}))
 
 
 def _nvml_not_found(evidence: Evidence) -> Diagnosis:

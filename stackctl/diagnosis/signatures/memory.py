@@ -116,12 +116,24 @@ def _free_memory_below_target(evidence: Evidence) -> Diagnosis:
                          key=_UTILIZATION, flag=_UTILIZATION_FLAG))
     free, total = float(values["free"]), float(values["total"])
     fits = f"{math.floor(free / total * 100) / 100:.2f}"
-    return found(evidence, Cause.free_memory_below_target,
-                 f"only {free:g} of {total:g} GiB is free at start, less than gpu_memory_utilization "
-                 f"{values['utilization']} asks for ({values['wanted']} GiB)",
-                 Fix(f"set {_UTILIZATION} to {fits} or less ({_UTILIZATION_FLAG}), or stop what else holds GPU memory "
-                     "(`nvidia-smi`)", key=_UTILIZATION, flag=_UTILIZATION_FLAG, value=fits),
-                 free_gib=free, total_gib=total, gpu_memory_utilization=float(values["utilization"]))
+    summary = (f"only {free:g} of {total:g} GiB is free at start, less than gpu_memory_utilization "
+               f"{values['utilization']} asks for ({values['wanted']} GiB)")
+    readings = {"free_gib": free, "total_gib": total, "gpu_memory_utilization": float(values["utilization"])}
+    lower = f"set {_UTILIZATION} to {fits} or less ({_UTILIZATION_FLAG})"
+    if free < total / 2:
+        # Most of the GPU is taken before this vLLM allocates anything: another process holds it (a
+        # second vLLM takes its own utilization share of the whole GPU), and lowering this one's share
+        # to what is left rarely leaves room for the model.
+        held = f"{total - free:.1f}"
+        return found(evidence, Cause.free_memory_below_target, f"{summary}: another process holds {held} GiB",
+                     Fix(f"another process holds {held} of {total:g} GiB of GPU memory (`nvidia-smi` lists it; a second "
+                         "vLLM on this GPU takes its own --gpu-memory-utilization share of the whole GPU, and on unified "
+                         "memory such as DGX Spark's GB10 the system's own use counts too): stop it, or lower the other "
+                         "vLLM's --gpu-memory-utilization so that the shares of both add up to less than the GPU; "
+                         f"else {lower}", key=_UTILIZATION, flag=_UTILIZATION_FLAG, value=fits), **readings)
+    return found(evidence, Cause.free_memory_below_target, summary,
+                 Fix(f"{lower}, or stop what else holds GPU memory (`nvidia-smi`)", key=_UTILIZATION,
+                     flag=_UTILIZATION_FLAG, value=fits), **readings)
 
 
 _KV_TOKENS = re.compile(
@@ -204,7 +216,8 @@ SIGNATURES: tuple[Signature, ...] = (
               OUT_OF_MEMORY),
     signature(Cause.sampler_warmup_oom, r"out of memory occurred when warming up sampler with \d+", _sampler_warmup_oom),
     signature(Cause.no_cache_memory, r"No available memory for the cache blocks", _no_cache_memory),
-    signature(Cause.free_memory_below_target, r"Free memory on device.{0,40} on startup is less than",
+    # Read whole where the message wraps after "on startup" (a terminal, a pasted log).
+    signature(Cause.free_memory_below_target, r"Free memory on device.{0,40} on startup(?: is less than|\s*$)",
               _free_memory_below_target),
     signature(Cause.kv_cache_too_small,
               r"is larger than the maximum number of tokens that can be stored in KV cache"

@@ -162,3 +162,38 @@ def test_a_clash_without_a_port_number_names_the_services_key():
     diagnosis = diagnose_service_log("grafana", ["Error: bind: address already in use"])
     assert diagnosis.fix.key == "ports.grafana" and "port" not in diagnosis.values
     assert "another vLLM" in diagnose_log(["OSError: [Errno 98] Address already in use"]).summary
+
+
+@pytest.mark.parametrize(("refused", "successor", "written"), [
+    # vLLM 0.13 removed --task: a pooling task is --runner pooling with --convert for the head.
+    ("--task embed", "--runner", "--runner pooling --convert embed"),
+    ("--task=classify", "--runner", "--runner pooling --convert classify"),
+    ("--task reward --trust-remote-code", "--runner", "--runner pooling --convert reward"),
+    ("--task generate", "--runner", "--runner generate"),
+    ('--rope-scaling={"rope_type":"yarn","factor":4.0,"original_max_position_embeddings":32768}', "--hf-overrides",
+     "--hf-overrides '{\"rope_scaling\""),
+    ("--speculative-model ngram --num-speculative-tokens 5", "--speculative-config", "--speculative-config"),
+])
+def test_a_removed_flag_with_a_successor_names_the_successor(refused, successor, written):
+    fix = diagnose_log([f"vllm: error: unrecognized arguments: {refused}"]).fix
+    assert (fix.key, fix.flag) == ("vllm.extra_args", successor)
+    assert fix.text.startswith(f"remove {refused.split('=')[0].split()[0]} from vllm.extra_args") and written in fix.text
+
+
+def test_a_removed_task_without_its_value_names_both_runners():
+    fix = diagnose_log(["vllm: error: unrecognized arguments: --task"]).fix
+    assert fix.flag == "--runner" and "--runner pooling" in fix.text and "--runner generate" in fix.text
+
+
+@pytest.mark.parametrize("refused", ["--disable-log-requests", "--enable-reasoning --reasoning-parser deepseek_r1"])
+def test_a_removed_flag_whose_behaviour_is_now_the_default_is_only_removed(refused):
+    first = refused.split()[0]
+    fix = diagnose_log([f"vllm: error: unrecognized arguments: {refused}"]).fix
+    assert (fix.key, fix.flag) == ("vllm.extra_args", first) and fix.text.startswith(f"remove {first}")
+    assert "this vLLM has no such flag" not in fix.text
+
+
+def test_an_unknown_flag_is_not_given_a_successor():
+    # --task-type is no removed flag of vLLM's: no table entry may reach it by its prefix.
+    fix = diagnose_log(["vllm: error: unrecognized arguments: --task-type embed"]).fix
+    assert fix.flag == "--task-type" and "this vLLM has no such flag" in fix.text

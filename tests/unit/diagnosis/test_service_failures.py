@@ -42,6 +42,7 @@ BY_CLASS: dict[Cause, Expect] = {
     C.nvidia_runtime_unregistered: Expect(says=("instead of runtime: nvidia", "nvidia-ctk runtime configure",
                                                 "systemctl restart docker")),
     C.gpu_driver_not_loaded: Expect(says=("nvidia-smi",)),
+    C.kernel_module_unsigned: Expect(says=("mokutil --import", "Secure Boot off")),
     C.driver_library_mismatch: Expect(says=("reboot",)),
     C.wrong_architecture: Expect("images.{service}", says=("uname -m",)),
     C.image_pull_denied: Expect("images.vllm", says=("docker login",)),

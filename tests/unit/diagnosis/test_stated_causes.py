@@ -308,3 +308,49 @@ def test_an_upstreams_header_past_nginxs_buffer_names_proxy_buffer_size():
     fix = _fallback([line], "nginx").fix
     assert "proxy_buffer_size 16k; proxy_buffers 8 16k; proxy_busy_buffers_size 32k;" in fix.text and fix.key is None
     assert _causes("upstream prematurely closed connection while reading response header from upstream", "nginx") == []
+
+
+# --- text a program could not encode -----------------------------------------------------------------
+
+_ENCODE = "UnicodeEncodeError: 'ascii' codec can't encode {what} in position {position}: ordinal not in range(128)"
+
+
+def test_a_bare_unicode_encode_error_in_vllm_names_hf_token_with_non_ascii_characters_then_the_locale():
+    # Round 27's GB10 notes: position 7 is the first character after "Bearer ", the token's own.
+    fix = _fallback([_ENCODE.format(what="characters", position="7-10")], "vllm").fix
+    assert fix.env == "HF_TOKEN" and "retype HF_TOKEN in .env with plain ASCII" in fix.text
+    assert "non-ASCII" in fix.text and "the first character after `Bearer `" in fix.text
+    # Nothing ties it to a header: a position elsewhere names the locale too, after the token.
+    elsewhere = _fallback([_ENCODE.format(what="character '\\u2019'", position="0")], "vllm").fix
+    assert "Bearer `" not in elsewhere.text and elsewhere.text.index("HF_TOKEN") < elsewhere.text.index("LANG=C.UTF-8")
+
+
+def test_a_unicode_encode_error_raised_building_a_header_names_the_token_and_not_the_locale():
+    # groq-python#16 and crewAI#755: httpx's normalize_header_value refusing a pasted API key.
+    lines = ["Traceback (most recent call last):",
+             '  File "/opt/anaconda3/lib/python3.11/site-packages/httpx/_utils.py", line 53, in normalize_header_value',
+             '    return value.encode(encoding or "ascii")',
+             _ENCODE.format(what="character '\\u200b'", position="140")]
+    fix = _fallback(lines, "vllm").fix
+    assert fix.env == "HF_TOKEN" and "`Authorization: Bearer <token>`" in fix.text and "LANG" not in fix.text
+    # The filter-proxy's clients read their own keys: no HF_TOKEN there.
+    proxy = _fallback(lines, "proxy").fix
+    assert proxy.env is None and "retype the token or API key in .env" in proxy.text
+
+
+def test_a_unicode_encode_error_writing_output_names_the_locale_not_a_token():
+    # lecli#31's line, raised where logging writes to an ASCII-only stream.
+    lines = ["Traceback (most recent call last):",
+             '  File "/usr/lib/python3.10/logging/__init__.py", line 1103, in emit',
+             "    stream.write(msg + self.terminator)",
+             _ENCODE.format(what="character u'\\xfc'", position="30")]
+    fix = _fallback(lines, "vllm").fix
+    assert fix.env == "LANG" and "LANG=C.UTF-8" in fix.text and "HF_TOKEN" not in fix.text
+
+
+def test_a_unicode_decode_error_or_another_codec_states_no_encoding_cause():
+    # httpie#212's decode error and a UTF-8 codec's refusal are other failures.
+    assert _causes("UnicodeDecodeError: 'ascii' codec can't decode byte 0xc3 in position 20: ordinal not in range(128)",
+                   "vllm") == []
+    assert _causes("UnicodeEncodeError: 'utf-8' codec can't encode character '\\ud83d' in position 3: surrogates not "
+                   "allowed", "vllm") == []

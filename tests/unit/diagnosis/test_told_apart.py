@@ -3,6 +3,8 @@ under tests/data): each gets its own fix, and its neighbours keep theirs."""
 
 from __future__ import annotations
 
+import pytest
+
 from stackctl.diagnosis import Cause, DiagnosisContext, diagnose_log
 
 _NGINX = DiagnosisContext(service="nginx")
@@ -519,3 +521,61 @@ def test_a_field_unknown_inside_a_job_or_unknown_anywhere_keeps_its_class():
                          'parsing YAML file /config/prometheus.yml: yaml: unmarshal errors:'),
                          "  line 53: field metric_path not found in type config.ScrapeConfig"], _PROMETHEUS)
     assert typo.cause is Cause.prometheus_config_invalid
+
+
+def test_free_memory_below_the_target_is_read_whole_where_it_wraps_after_on_startup():
+    # Round 27's GB10 notes: the message broken after "on startup", a second vLLM holding the GPU.
+    wrapped = diagnose_log(["ValueError: Free memory on device cuda:0 (2.6/121.63 GiB) on startup",
+                            "is less than desired GPU memory utilization (0.08, 9.73 GiB)"], _VLLM)
+    assert wrapped is not None and wrapped.cause is Cause.free_memory_below_target
+    assert wrapped.values == {"free_gib": 2.6, "total_gib": 121.63, "gpu_memory_utilization": 0.08}
+    # Most of the GPU was taken before this vLLM allocated: the other process leads the fix.
+    assert wrapped.fix.text.startswith("another process holds 119.0 of 121.63 GiB")
+    assert "lower the other vLLM's --gpu-memory-utilization" in wrapped.fix.text
+    assert (wrapped.fix.key, wrapped.fix.value) == ("vllm.gpu_memory_utilization", "0.02")
+    # vllm#20305's form on one line, most of the GPU free: this vLLM's own share is what to lower.
+    own = diagnose_log([("ValueError: Free memory on device (59.32/79.15 GiB) on startup is less than desired GPU "
+                         "memory utilization (0.9, 71.24 GiB). Decrease GPU memory utilization or reduce GPU memory "
+                         "used by other processes.")], _VLLM)
+    assert own.fix.text.startswith("set vllm.gpu_memory_utilization to 0.74 or less")
+    # A line that only mentions the free memory on startup, with no refusal after it, is not this class.
+    info = diagnose_log(["INFO [gpu_worker.py:104] Free memory on device cuda:0 on startup: 118.2 GiB"], _VLLM)
+    assert info is None or info.cause is not Cause.free_memory_below_target
+
+
+@pytest.mark.parametrize(("line", "module"), [
+    # Round 27's GB10 notes; px1800kbd#10 and nct6687d#99 (modprobe), nvhda#8 and rtl8723au#58 (older kernels'
+    # ENOKEY), acer-predator-turbo#113 (insmod of a path), gasket-driver#11 (systemd-modules-load).
+    ("modprobe: ERROR: could not insert 'nvidia': Key was rejected by service", "nvidia"),
+    ("modprobe: ERROR: could not insert 'nct6687': Key was rejected by service", "nct6687"),
+    ("modprobe: ERROR: could not insert 'nvhda': Required key not available", "nvhda"),
+    ("insmod: ERROR: could not insert module src/facer.ko: Key was rejected by service", "facer"),
+    ("Apr 22 18:10:16 host systemd-modules-load[602]: Failed to insert module 'gasket': Key was rejected by service",
+     "gasket"),
+])
+def test_a_kernel_module_secure_boot_refuses_names_the_mok_enrollment(line, module):
+    refused = diagnose_log([line], _DOCKER)
+    assert refused is not None and refused.cause is Cause.kernel_module_unsigned and refused.values == {"module": module}
+    assert "Secure Boot" in refused.summary and "mokutil --import" in refused.fix.text
+    assert "Enroll MOK" in refused.fix.text and "Secure Boot off" in refused.fix.text
+    # Only the NVIDIA driver's modules lead on to nvidia-smi and the stack.
+    assert ("stackctl up" in refused.fix.text) is (module == "nvidia")
+
+
+def test_the_nvidia_module_missing_for_the_running_kernel_names_its_modules_package_or_the_previous_kernel():
+    # labweaver_v2's kernel hold notes: a kernel update whose linux-modules-nvidia package did not follow.
+    missing = diagnose_log(["modprobe: FATAL: Module nvidia not found in directory /lib/modules/6.8.0-60-generic"],
+                           _DOCKER)
+    assert missing is not None and missing.cause is Cause.gpu_driver_not_loaded
+    assert missing.values == {"module": "nvidia", "kernel": "6.8.0-60-generic"}
+    assert "linux-modules-nvidia-580-open-$(uname -r)" in missing.fix.text and "boot the previous kernel" in missing.fix.text
+    # NVML's "driver not loaded" keeps its class and its fix, and names the same cause for a kernel update.
+    unloaded = diagnose_log(["nvidia-container-cli: initialization error: nvml error: driver not loaded"], _DOCKER)
+    assert unloaded.cause is Cause.gpu_driver_not_loaded
+    assert unloaded.fix.text.startswith("make the host driver work first: `nvidia-smi` on the host must list the GPU")
+    assert "linux-modules-nvidia" in unloaded.fix.text and "boot the previous kernel" in unloaded.fix.text
+    # Neighbours that are no signing refusal and no missing NVIDIA module keep out of both classes.
+    for line in ("modprobe: ERROR: could not insert 'nvidia': No such device",
+                 "modprobe: FATAL: Module xt_set not found in directory /lib/modules/5.10.120-tegra"):
+        other = diagnose_log([line], _DOCKER)
+        assert other is None or other.cause not in (Cause.kernel_module_unsigned, Cause.gpu_driver_not_loaded), line
