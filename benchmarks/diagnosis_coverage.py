@@ -184,15 +184,18 @@ held-out set of real failure logs collected from other public reports and never 
   while round 26's misses were being built, by a collector who saw neither the signatures nor that
   work and found nearly every GitHub candidate already used; a too-general text field removed;
   measured once: 1/6 = 16.7% (own set then 1301/1301), too few to say much; rounds 16 to 27
-  together: 67/122 = 54.9%; rounds 20 to 27: 40/72 = 55.6%).
-- held-out: tests/data/heldout_failures, round 28: 4 logs from 4 other reports (GitHub issues:
+  together: 67/122 = 54.9%; rounds 20 to 27: 40/72 = 55.6%)
+  and tests/data/heldout_round28 (4 logs from 4 other reports (GitHub issues:
   vLLM 4, three of them one error line, "Model architectures [...] failed to be inspected", with
   two different fixes), collected while round 27's classes were being built, by a collector who
   saw neither the signatures nor that work and found about 25 of 45 candidates already used;
   three doubtful reports dropped first (two whose fix the log states, an info-level retry line),
   though the plain benchmark had by mistake printed 3/7 = 42.9% for all seven before the drop;
-  measured once: 1/4 = 25.0% (own set then 1311/1311), too few to say much. Rounds 16 to 28
-  together: 68/126 = 54.0%; rounds 20 to 28: 41/76 = 53.9%. Each file's `# fix:` header lists what a right fix names (`key=`, `flag=`, `env=`:
+  measured once: 1/4 = 25.0% (own set then 1311/1311), too few to say much; rounds 16 to 28
+  together: 68/126 = 54.0%; rounds 20 to 28: 41/76 = 53.9%).
+- held-out: tests/data/heldout_failures, the next round: logs from other reports, collected after
+  the round before was built from, by a collector who saw neither the signatures nor that work;
+  measured once. Each file's `# fix:` header lists what a right fix names (`key=`, `flag=`, `env=`:
   that field of the fix; `text=`: words in the fix sentence); any one suffices. The class in the
   file name is only a label: a fix reached by another class, or by the fallback reading the remedy
   the log names, counts the same.
