@@ -28,6 +28,8 @@ from stackctl.diagnosis.verdict import Cause, Diagnosis, DiagnosisContext, Fix, 
 # How far around the decisive line hints are read (lines before: the error records that lead up
 # to it; after: the hint lines some messages end with).
 _BEFORE, _AFTER = 15, 6
+# How far above its decisive error another process's traceback is read (vLLM's inspection subprocess).
+_EARLIER = 200
 # How many of the remedies a log names are printed.
 _REMEDIES_SHOWN = 3
 _SUMMARY_CHARS = 240
@@ -76,7 +78,8 @@ def _with_error_line(lines: list[str], decisive: ErrorLine, context: DiagnosisCo
     fatal = context.failed if context.failed is not None else decisive.weight is Weight.crash
     window = _remedy_window(lines, decisive)
     traceback = [lines[index] for index in error_block(lines, decisive.index)]
-    causes = stated_causes(window, context, traceback)
+    earlier = [strip_prefixes(line) for line in lines[max(0, decisive.index - _EARLIER):decisive.index + 1]]
+    causes = stated_causes(window, context, traceback, earlier)
     remedies = _beside(causes, named_remedies(window))
     service = context.service
     message = _shortened(decisive.text)

@@ -20,7 +20,8 @@ name the fix of where no signature knows the failure:
   nginx's temp path its worker may not write, a listen on IPv6 where the host has none, a Prometheus
   flag written into prometheus.yml;
 - what vLLM states about the model (stated_engine): an architecture it does not know, no chat template,
-  a template that wants roles alternating;
+  a template that wants roles alternating; an architecture it failed to inspect (inspection), by the
+  cause its subprocess's traceback states;
 - text a program could not encode (stated_encoding): a token with non-ASCII characters in a header, or
   output in an ASCII-only locale.
 """
@@ -30,6 +31,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
+from stackctl.diagnosis.inspection import inspection_failed
 from stackctl.diagnosis.signature import CDI_REQUEST
 from stackctl.diagnosis.stack_keys import image_service, newer_image
 from stackctl.diagnosis.stated_cause import StatedCause
@@ -47,11 +49,18 @@ _ENGINE_SERVICES = frozenset({"vllm", "ray-head", "ray-worker"})
 _DOCKER_SERVICES = frozenset({"docker", "compose"})
 
 
-def stated_causes(lines: Iterable[str], context: DiagnosisContext, traceback: Sequence[str] = ()) -> list[StatedCause]:
+def stated_causes(lines: Iterable[str], context: DiagnosisContext, traceback: Sequence[str] = (),
+                  earlier: Sequence[str] = ()) -> list[StatedCause]:
     """The causes these lines (the decisive error first) state, each once, first stated first; `traceback`
-    holds the decisive error's frames, where the cause depends on the code that raised it."""
+    holds the decisive error's frames, where the cause depends on the code that raised it; `earlier`, the
+    log up to the decisive error, where another process's traceback above it states the cause."""
     found: list[StatedCause] = []
     lines = list(lines)
+    # vLLM's failed inspection may sit above its subprocess's error, the decisive one.
+    inspected = next((cause for line in [*lines, *reversed(earlier)]
+                      if (cause := inspection_failed(line, [*earlier, *traceback]))), None)
+    if inspected:
+        found.append(inspected)
     # The repository a refusal is about may be named on a line beside it.
     repository = next((match for line in lines if (match := _HUB_REPOSITORY.search(line))), None)
     for line in lines:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from stackctl.diagnosis.evidence import Evidence
+from stackctl.diagnosis.inspection import inspection_failed
 from stackctl.diagnosis.signature import CONSEQUENCE, Signature, found, signature
 from stackctl.diagnosis.verdict import Cause, Diagnosis, Fix
 
@@ -132,16 +133,21 @@ def _trust_remote_code(evidence: Evidence) -> Diagnosis:
 
 _ARCHITECTURES = re.compile(
     r"Model architectures \[(?P<archs>[^\]]*)\] are not supported for now\.(?: Supported architectures: (?P<known>.*))?")
-_INSPECTING = re.compile(r"Error in inspecting model architecture '(?P<arch>[^']+)'")
 _MODEL_TYPE = re.compile(r"has model type `?(?P<type>[\w-]+)`? but Transformers does not recognize")
 
 
 def _unknown_architecture(evidence: Evidence) -> Diagnosis:
-    inspecting = evidence.read(_INSPECTING)
+    inspected = inspection_failed(evidence.text, evidence.lines)
+    if inspected:
+        # vLLM knows the architecture; its inspection subprocess failed: read by the cause its traceback states.
+        named = inspected.name.removeprefix("architecture inspection: ")
+        return found(evidence, Cause.unknown_architecture,
+                     f"vLLM knows {named} but its inspection subprocess could not import the model's code",
+                     Fix(inspected.text, key=inspected.key), architecture=named)
     listed = evidence.read(_ARCHITECTURES)
     archs = listed.get("archs", "").replace("'", "").strip()
-    broken = bool(inspecting) or (archs and archs.split(",")[0].strip() in listed.get("known", ""))
-    name = inspecting.get("arch") or archs or evidence.read(_MODEL_TYPE).get("type", "?")
+    broken = archs and archs.split(",")[0].strip() in listed.get("known", "")
+    name = archs or evidence.read(_MODEL_TYPE).get("type", "?")
     if broken:
         return found(evidence, Cause.unknown_architecture,
                      f"vLLM knows {name} but could not import its code: the engine install is broken or mismatched "
@@ -260,5 +266,6 @@ SIGNATURES: tuple[Signature, ...] = (
               _multimodal_not_recognised),
     signature(Cause.unknown_architecture,
               r"Model architectures \[.*\] are not supported for now|Error in inspecting model architecture"
+              r"|Model architectures \[.*\] failed to be inspected"
               r"|but Transformers does not recognize this architecture", _unknown_architecture),
 )

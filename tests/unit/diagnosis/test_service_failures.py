@@ -190,6 +190,8 @@ BY_CLASS: dict[Cause, Expect] = {
     C.certbot_no_server_block: Expect("hostname", says=("server_name", "sites-enabled", "stackctl up")),
     C.grafana_database_locked: Expect(env="GF_DATABASE_WAL", severity=ADVISORY, says=("wal = true", "NFS", "PostgreSQL")),
     C.multimodal_not_recognised: Expect("images.vllm", says=("newer vLLM", "original checkpoint", "--limit-mm-per-prompt")),
+    # vLLM's failed architecture inspection, by the error its subprocess states.
+    C.unknown_architecture: Expect("images.vllm", says=("inspection subprocess",)),
     # Round 17's misses, each built from other reports of the same cause (tested on the round's logs).
     C.prometheus_config_missing: Expect(says=("create the prometheus.yml", "host path", "stackctl up")),
     C.supervisorctl_section_missing: Expect(says=("supervisorctl -c", "add a [supervisorctl] section", "[unix_http_server]",
@@ -234,6 +236,9 @@ BY_CLASS: dict[Cause, Expect] = {
 # A request whose output budget alone is past the model's limit: the fix is the client's cap, not a
 # shorter conversation (the class's other fix).
 SAYS: dict[str, tuple[str, ...]] = {
+    "unknown_architecture__vllm-plugin-FL-issue-446": ("cannot import name ModelRegistry from vllm",
+                                                       "the plugin's release built for this vLLM"),
+    "unknown_architecture__inference-troubleshooting-mkl": ("it failed with Error: mkl-service", "fix that error"),
     "request_context_overflow__nextchat-issue-3195": ("cap max_tokens in the client (at most 4096",),
     "request_context_overflow__code-gpt-docs-issue-284": ("cap max_tokens in the client (at most 4096",),
     "request_context_overflow__extractthinker-issue-346": ("CLAUDE_CODE_MAX_OUTPUT_TOKENS", "limit.output",
