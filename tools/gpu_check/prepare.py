@@ -1,8 +1,9 @@
 """The GPU check's pieces, built here from the registries (never committed): everything a GPU host
 without network needs, packed into pieces of at most --piece-mib MiB (the device tool carries
-64 MiB a call, the repository included).
+64 MiB a call, the repository included: with ~1,900 files it takes ~5.5 MiB of that, so 59 MiB
+pieces no longer fit beside it).
 
-    .venv/bin/python tools/gpu_check/prepare.py [--out .gpu-check] [--piece-mib 59]
+    .venv/bin/python tools/gpu_check/prepare.py [--out .gpu-check] [--piece-mib 52]
 
 What goes in (one tar.xz, split):
 - engine/: `stackctl bundle engine --vllm 0.24.0 --reuse-torch 2.11.0 --lean --host-packages
@@ -54,7 +55,7 @@ HOPPER_TRIM = (
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, default=REPO / ".gpu-check")
-    parser.add_argument("--piece-mib", type=int, default=59)
+    parser.add_argument("--piece-mib", type=int, default=52)
     parser.add_argument("--vllm", default="0.24.0")
     parser.add_argument("--reuse-torch", default="2.11.0")
     parser.add_argument("--session", type=Path, help="a recording to reuse instead of recording one")
