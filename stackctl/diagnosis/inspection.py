@@ -23,7 +23,8 @@ from stackctl.diagnosis.stated_cause import StatedCause
 
 _FAILED = re.compile(r"Model architectures \[(?P<archs>[^\]]*)\] failed to be inspected"
                      r"|Error in inspecting model architecture '(?P<arch>[^']+)'")
-_CANNOT_IMPORT = re.compile(r"cannot import name [`'\"](?P<name>[\w.]+)[`'\"] from [`'\"](?P<module>[\w.]+)[`'\"]")
+# Python's "cannot import name 'X' from 'pkg.mod'" (stated_causes reads it too, where no inspection failed).
+CANNOT_IMPORT = re.compile(r"cannot import name [`'\"](?P<name>[\w.]+)[`'\"] from [`'\"](?P<module>[\w.]+)[`'\"]")
 _NO_MODULE = re.compile(r"No module named [`'\"](?P<module>[\w.]+)[`'\"]")
 # The checkpoint's files as the subprocess reads them: config.json that is not JSON, a safetensors
 # file cut short or not one at all, a config naming a model type this transformers lacks.
@@ -47,7 +48,7 @@ def inspection_failed(line: str, earlier: Sequence[str]) -> StatedCause | None:
     name = f"architecture inspection: {named}"
     head = f"vLLM could not import the code of {named} in its inspection subprocess"
     for text in reversed(earlier):
-        imported = _CANNOT_IMPORT.search(text) or _NO_MODULE.search(text)
+        imported = CANNOT_IMPORT.search(text) or _NO_MODULE.search(text)
         if imported:
             return StatedCause(name, _mismatch(head, imported), _KEY)
     for text in reversed(earlier):

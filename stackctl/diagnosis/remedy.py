@@ -203,11 +203,9 @@ _PERMISSION = (
                r"(?: (?:directory|file|dir|folder))? " + _PATH + r"[.:,]?\s+(?:\(\w+\)\s*)?permission denied",
                re.IGNORECASE),
     re.compile(r"\bpermission denied:? " + _PATH, re.IGNORECASE),
-)
-# The same refusal in the words of Go without its operation ("/prometheus/queries.active: permission
-# denied"), Go with a relative path ("mkdir data: permission denied"), Rust ('creating file "/x":
-# Permission denied (os error 13)'), supervisord ("couldn't chdir to /x: EACCES") and nginx.
-_MORE_PERMISSION = (
+    # The same refusal in the words of Go without its operation ("/prometheus/queries.active: permission
+    # denied"), Go with a relative path ("mkdir data: permission denied"), Rust ('creating file "/x":
+    # Permission denied (os error 13)'), supervisord ("couldn't chdir to /x: EACCES") and nginx.
     re.compile(r"(?:^|[\s\"'=])(?P<path>/[\w./@+-]*[\w/])[`'\"]?: (?:permission denied|operation not permitted)",
                re.IGNORECASE),
     re.compile(r"\b(?:open|mkdir|stat|lstat|create|chmod|chown|unlink|remove|rename) (?P<path>[\w.-]+(?:/[\w.-]+)*): "
@@ -414,7 +412,7 @@ def _os_remedies(line: str) -> list[Remedy]:
     if _PORT_TAKEN.search(line):
         number = _PORT_NUMBER.search(line)
         found.append(Remedy(RemedyKind.port, number["port"] if number else ""))
-    for pattern in (*_PERMISSION, *_MORE_PERMISSION):
+    for pattern in _PERMISSION:
         found.extend(Remedy(RemedyKind.permission, match["path"].rstrip(".")) for match in pattern.finditer(line))
     for kind, name, said, detail in _RAN_OUT:
         if said.search(line):

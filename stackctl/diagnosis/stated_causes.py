@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from stackctl.diagnosis.inspection import inspection_failed
+from stackctl.diagnosis.inspection import CANNOT_IMPORT, inspection_failed
 from stackctl.diagnosis.signature import CDI_REQUEST
 from stackctl.diagnosis.stack_keys import image_service, newer_image
 from stackctl.diagnosis.stated_cause import StatedCause
@@ -77,8 +77,7 @@ def stated_causes(lines: Iterable[str], context: DiagnosisContext, traceback: Se
 
 # "cannot import name 'X' from 'pkg.mod' (/path/pkg/mod.py)": the installed pkg lacks what its caller
 # imports. Not a package found nowhere ("(unknown location)": a directory of that name shadows it).
-_CANNOT_IMPORT = re.compile(r"cannot import name [`'\"](?P<name>[\w.]+)[`'\"] from [`'\"](?P<module>[\w.]+)[`'\"]"
-                            r"(?! \(unknown location\))")
+_CANNOT_IMPORT = re.compile(CANNOT_IMPORT.pattern + r"(?! \(unknown location\))")
 # "/x/site-packages/vllm/_C.abi3.so: undefined symbol: _ZN3c10...": a compiled module built against
 # another release of the library that exports the symbol.
 _UNDEFINED_SYMBOL = re.compile(r"(?:(?P<library>/[^\s:'\"]+?\.so(?:\.[\d.]+)?): )?undefined symbol: (?P<symbol>\w+)")
