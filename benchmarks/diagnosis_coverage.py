@@ -192,14 +192,18 @@ held-out set of real failure logs collected from other public reports and never 
   three doubtful reports dropped first (two whose fix the log states, an info-level retry line),
   though the plain benchmark had by mistake printed 3/7 = 42.9% for all seven before the drop;
   measured once: 1/4 = 25.0% (own set then 1311/1311), too few to say much; rounds 16 to 28
-  together: 68/126 = 54.0%; rounds 20 to 28: 41/76 = 53.9%).
-- held-out: tests/data/heldout_failures, round 29: 9 logs from 9 other reports (GitHub issues and
+  together: 68/126 = 54.0%; rounds 20 to 28: 41/76 = 53.9%; its misses led to the stated causes
+  of vLLM's failed model-architecture inspection: own set then 1317/1317)
+  and tests/data/heldout_round29 (9 logs from 9 other reports (GitHub issues and
   pull requests, one troubleshooting document: docker 3, Prometheus 2, supervisord 2, Grafana,
   nginx), collected while round 28's classes were being built, by a collector who saw neither the
   signatures nor that work; text fields that only repeated the log removed; measured once: 0/9 =
   0.0% (own set then 1317/1317): none of these failures was of a class built before, and the
-  fallback named no remedy the reports give. Rounds 16 to 29 together: 68/135 = 50.4%; rounds 20
-  to 29: 41/85 = 48.2%. Each file's `# fix:` header lists what a right fix names (`key=`, `flag=`, `env=`:
+  fallback named no remedy the reports give; rounds 16 to 29 together: 68/135 = 50.4%; rounds 20
+  to 29: 41/85 = 48.2%).
+- held-out: tests/data/heldout_failures, the next round: logs from other reports, collected after
+  the round before was built from, by a collector who saw neither the signatures nor that work;
+  measured once. Each file's `# fix:` header lists what a right fix names (`key=`, `flag=`, `env=`:
   that field of the fix; `text=`: words in the fix sentence); any one suffices. The class in the
   file name is only a label: a fix reached by another class, or by the fallback reading the remedy
   the log names, counts the same.
