@@ -37,6 +37,12 @@ def signature(cause: Cause, trigger: str, build: Builder, weight: int = ROOT_CAU
     return Signature(cause, re.compile(trigger, re.IGNORECASE), build, weight)
 
 
+def unnamed(*patterns: re.Pattern[str]) -> str:
+    """One trigger from patterns that read values: their named groups made plain, since every trigger is
+    compiled into one pattern, where two groups of one name cannot meet."""
+    return "|".join(re.sub(r"\(\?P<\w+>", "(?:", pattern.pattern) for pattern in patterns)
+
+
 # Where a log names the image it is about: Docker's refusals, and the commands pasted with them.
 _IMAGE_NAMED = re.compile(
     r"(?:pull access denied for|manifest for|failed to resolve reference|Unable to find image|No such image:"
@@ -60,6 +66,19 @@ def images_key(evidence: Evidence, default: str | None = None) -> str | None:
     if default:
         return default
     return f"images.{next(iter(context.images))}" if len(context.images) == 1 else None
+
+
+def registry_login(images: list[str]) -> str:
+    """How to log in to the registry the first of `images` lives on: a registry is the first part of a
+    name where it has a dot or a port (nvcr.io/...); else Docker Hub. NGC's nvcr.io takes the literal user
+    name $oauthtoken and an NGC API key as the password."""
+    registries = [image.split("/", 1)[0] for image in images if "/" in image]
+    private = next((registry for registry in registries if "." in registry or ":" in registry), "")
+    if private == "nvcr.io":
+        return ("`docker login nvcr.io` with the user name `$oauthtoken` (as written) and an NGC API key as the password "
+                "(generate one at https://org.ngc.nvidia.com/setup/api-keys; `echo \"$NGC_API_KEY\" | docker login nvcr.io "
+                "-u '$oauthtoken' --password-stdin` keeps it out of the shell history)")
+    return f"`docker login {private}`" if private else "`docker login`"
 
 
 def images_entry(key: str | None) -> str:

@@ -32,7 +32,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from stackctl.diagnosis.inspection import CANNOT_IMPORT, inspection_failed
-from stackctl.diagnosis.signature import CDI_REQUEST
+from stackctl.diagnosis.signature import CDI_REQUEST, registry_login
 from stackctl.diagnosis.stack_keys import image_service, newer_image
 from stackctl.diagnosis.stated_cause import StatedCause
 from stackctl.diagnosis.stated_configs import configs_stated
@@ -313,9 +313,7 @@ def _refused_images(line: str, context: DiagnosisContext) -> list[StatedCause]:
     if not services and context.service not in _DOCKER_SERVICES:
         services = [context.service]
     key = f"images.{services[0]}" if services else None
-    registries = [image.split("/", 1)[0] for image in images if "/" in image]
-    private = next((registry for registry in registries if "." in registry or ":" in registry), "")
-    login = f"`docker login {private}`" if private else "`docker login`"
+    login = registry_login(images)
     which = (f"set {key} in stack.yaml to an image and tag that exist (or remove it for stackctl's default)" if key
              else "correct it in stack.yaml's images (or the compose file that names it)")
     named = ", ".join(images) or "the image"

@@ -243,6 +243,11 @@ class Cause(str, Enum):
     certbot_challenge_wrong_answer = "certbot-challenge-wrong-answer"
     # Round 27's misses: the host's kernel refusing an unsigned module (Secure Boot)
     kernel_module_unsigned = "kernel-module-unsigned"
+    # Round 29's misses, built by cause.
+    docker_iptables_chain_missing = "docker-iptables-chain-missing"
+    prometheus_rules_invalid = "prometheus-rules-invalid"
+    supervisor_logfile_unusable = "supervisor-logfile-unusable"
+    nginx_resolver_invalid = "nginx-resolver-invalid"
     # no signature knows it: the decisive error line and the remedy the log names (fallback.py)
     unrecognised = "unrecognised"
 

@@ -20,6 +20,7 @@ from stackctl.diagnosis.signature import (
     found,
     images_entry,
     images_key,
+    registry_login,
     signature,
 )
 from stackctl.diagnosis.signatures.kernel_modules import NEW_KERNEL_WITHOUT_MODULES
@@ -255,16 +256,25 @@ def _wrong_architecture(evidence: Evidence) -> Diagnosis:
 _PULLED = re.compile(r"(?:pull access denied for|manifest for|failed to resolve reference \"?)\s*(?P<image>[^\s,\"]+)")
 
 
+_UNAUTHENTICATED = re.compile(r"\bunauthorized\b", re.IGNORECASE)
+
+
 def _image_pull_denied(evidence: Evidence) -> Diagnosis:
-    image = evidence.read(_PULLED).get("image", "").rstrip(":")
+    # The refusal's own line, else the image a line beside it names ("unauthorized" follows the pull line).
+    image = (evidence.read(_PULLED).get("image") or next(iter(evidence.all_found(_PULLED, "image")), "")).rstrip(":")
     key = images_key(evidence)
-    # A registry is the first part of the name where it has a dot or a port (nvcr.io/...); else Docker Hub.
-    first = image.split("/", 1)[0] if "/" in image else ""
-    login = f"`docker login {first}`" if "." in first or ":" in first else "`docker login`"
+    login = registry_login([image])
+    check = (f"check the image name and tag (set {images_entry(key)} in stack.yaml to one that exists, or remove "
+             "it for stackctl's default)")
+    # A registry of its own (nvcr.io, not Docker Hub, which says "unauthorized" for a name that does not
+    # exist too) that asked for credentials: the login it lacks comes first.
+    registry = image.split("/", 1)[0] if "/" in image else ""
+    unauthenticated = "." in registry and _UNAUTHENTICATED.search(" ".join(evidence.lines))
+    text = (f"log in first: {login}; then, if it still refuses, {check}" if unauthenticated
+            else f"{check}; a private registry needs {login} first")
     return found(evidence, Cause.image_pull_denied,
                  f"Docker cannot pull {image or 'the image'}: no such repository or tag, or it needs a login",
-                 Fix(f"check the image name and tag (set {images_entry(key)} in stack.yaml to one that exists, or remove "
-                     f"it for stackctl's default); a private registry needs {login} first", key=key),
+                 Fix(text, key=key),
                  **({"image": image} if image else {}))
 
 

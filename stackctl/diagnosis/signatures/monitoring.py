@@ -332,22 +332,27 @@ def _grafana_database_locked(evidence: Evidence) -> Diagnosis:
                  severity=Severity.advisory)
 
 
-_ANGULAR_PLUGIN = re.compile(r"using Angular, which has been disabled.*pluginId=(?P<plugin>[\w.-]+)")
+# Grafana 11's validator names the refusal; Grafana 12, with Angular removed, logs only the failed validation.
+_ANGULAR_PLUGIN = re.compile(r"using Angular, which has been disabled.*pluginId=(?P<plugin>[\w.-]+)"
+                             r"|pluginId=(?P<validated>[\w.-]+) error=\"?angular plugins are not supported")
 
 
 def _grafana_angular_plugin_disabled(evidence: Evidence) -> Diagnosis:
     """Grafana 11 turns Angular support off by default and Grafana 12 removes it: an Angular plugin
     (or one its detector takes for Angular) is not loaded; Grafana itself keeps running."""
-    plugins = evidence.all_found(_ANGULAR_PLUGIN, "plugin")
+    plugins = list(dict.fromkeys(evidence.all_found(_ANGULAR_PLUGIN, "plugin")
+                                 + evidence.all_found(_ANGULAR_PLUGIN, "validated")))
     named = ", ".join(plugins) or "a plugin"
     return found(evidence, Cause.grafana_angular_plugin_disabled,
                  f"Grafana refuses {named}: {'they use' if len(plugins) > 1 else 'it uses'} Angular, which Grafana 11 disables and Grafana 12 removes, so its "
                  "panels do not render. Grafana keeps running; stackctl's own dashboard needs no Angular plugin",
-                 Fix(f"replace {named} with a React plugin or a built-in panel (the plugin's page on grafana.com names "
-                     "its successor; e.g. State timeline for the discrete panel) or a newer release of it; on Grafana 11 "
+                 Fix(f"remove the Angular plugins ({named}) from what installs them (GF_INSTALL_PLUGINS, "
+                     "GF_PLUGINS_PREINSTALL, the plugins directory, an images.grafana that bundles them), or update each "
+                     "to a release without Angular, or replace it with a React plugin or a built-in panel (the plugin's "
+                     "page on grafana.com names its successor; e.g. State timeline for the discrete panel); on Grafana 11 "
                      "only, GF_SECURITY_ANGULAR_SUPPORT_ENABLED=true in the grafana service's environment "
-                     "(angular_support_enabled) loads it again until Grafana 12, or remove the plugin "
-                     "(GF_INSTALL_PLUGINS, an images.grafana that bundles it)", env="GF_SECURITY_ANGULAR_SUPPORT_ENABLED"),
+                     "(angular_support_enabled) loads them again: Grafana 12 has no such setting",
+                     env="GF_SECURITY_ANGULAR_SUPPORT_ENABLED"),
                  severity=Severity.advisory, **({"plugins": ", ".join(plugins)} if plugins else {}))
 
 
@@ -416,6 +421,7 @@ SIGNATURES: tuple[Signature, ...] = (
     # Any Grafana query against its SQLite store (logfmt, and Docker's JSON log with escaped quotes).
     signature(Cause.grafana_database_locked, r"\berr(?:or)?=\\?\"database is locked", _grafana_database_locked,
               ADVISORY + 1),
-    signature(Cause.grafana_angular_plugin_disabled, r"Refusing to initialize plugin because it's using Angular",
+    signature(Cause.grafana_angular_plugin_disabled, r"Refusing to initialize plugin because it's using Angular"
+              r"|error=\"?angular plugins are not supported",
               _grafana_angular_plugin_disabled, ADVISORY),
 )

@@ -1,7 +1,8 @@
 """Prometheus's configuration file: one that is not there (a bind mount's host path without it), one it
 may not read (ownership, mode, SELinux), one it cannot parse,
 and the refusals told apart by cause: an Alertmanager v1 section Prometheus 3 no longer speaks, a
-duplicate job_name, a field newer than the running image, and a scrape job's field outside any job."""
+duplicate job_name, a field newer than the running image, and a scrape job's field outside any job;
+and a rule file it lists that does not load (prometheus_rules)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ import re
 
 from stackctl.diagnosis.evidence import Evidence
 from stackctl.diagnosis.prometheus_flags import FLAG_FIELD, flag_fields_fix
-from stackctl.diagnosis.signature import Signature, found, signature
+from stackctl.diagnosis.prometheus_rules import RULES_FAILED, YAML_ERROR, reads_rules, rules_fix
+from stackctl.diagnosis.signature import Signature, found, signature, unnamed
 from stackctl.diagnosis.stack_keys import SERVICE_USERS
 from stackctl.diagnosis.verdict import Cause, Diagnosis, Fix
 
@@ -224,7 +226,23 @@ def _prometheus_config_missing(evidence: Evidence) -> Diagnosis:
                      "file alone"), path=path)
 
 
+# The lines around a rule file's failure that say which file and why (the rule manager's error is
+# logged just above main's "error loading rules"; promtool names the file a few lines above).
+_RULES_BEFORE, _RULES_AFTER = 6, 3
+
+
+def _prometheus_rules_invalid(evidence: Evidence) -> Diagnosis:
+    around = list(evidence.lines[max(0, evidence.index - _RULES_BEFORE):evidence.index + 1 + _RULES_AFTER])
+    if not RULES_FAILED.search(evidence.line) and not reads_rules(around):
+        # A YAML error with no rule file in sight: another file's (prometheus.yml's own parse error).
+        raise ValueError("no rule file")
+    return found(evidence, Cause.prometheus_rules_invalid,
+                 "a rule file Prometheus is told to load (rule_files in prometheus.yml) does not load",
+                 Fix(rules_fix(around)))
+
+
 SIGNATURES: tuple[Signature, ...] = (
+    signature(Cause.prometheus_rules_invalid, unnamed(RULES_FAILED, YAML_ERROR), _prometheus_rules_invalid),
     # Before the parse error below, which matches the same line: a file that is not there is no bad YAML.
     signature(Cause.prometheus_config_missing,
               r"(?:couldn't load configuration|Error loading config) \(-?-config\.file.*: no such file or directory",

@@ -2,15 +2,21 @@
 (and after its retries, the supervisor giving up on it), a command that is not there, a program it
 cannot spawn (its directory, its executable, its user), the socket of its HTTP server refused,
 supervisorctl finding no supervisord (at its socket or its http:// serverurl) or another HTTP server
-or supervisord there (its XML-RPC refused: 404, 401), and a second supervisord refused the port or
-socket the first one holds."""
+or supervisord there (its XML-RPC refused: 404, 401), a second supervisord refused the port or
+socket the first one holds, and a log file it cannot open (supervisor_logs)."""
 
 from __future__ import annotations
 
 import re
 
 from stackctl.diagnosis.evidence import Evidence
-from stackctl.diagnosis.signature import ADVISORY, CONSEQUENCE, Signature, found, signature
+from stackctl.diagnosis.signature import ADVISORY, CONSEQUENCE, Signature, found, signature, unnamed
+from stackctl.diagnosis.supervisor_logs import (
+    DISPATCHERS,
+    OPEN_REFUSED,
+    logfile_fix,
+    logfile_refused,
+)
 from stackctl.diagnosis.verdict import Cause, Diagnosis, Fix
 
 _GAVE_UP = re.compile(r"gave up: (?P<program>[\w.-]+) entered FATAL state|^\s*(?P<status>[\w.:-]+)\s+FATAL\s+Exited too "
@@ -248,7 +254,22 @@ def _supervisorctl_wrong_server(evidence: Evidence) -> Diagnosis:
                  **({"status": int(status)} if status else {}), server=server)
 
 
+def _supervisor_logfile_unusable(evidence: Evidence) -> Diagnosis:
+    refused = logfile_refused(evidence.lines, evidence.index)
+    if refused is None:
+        # A refused open() that is not supervisord opening a log file.
+        raise ValueError("not a log file")
+    errno, program, path = refused
+    whose = f"program {program}'s log file" if program else f"its log file {path}" if path else "a log file"
+    return found(evidence, Cause.supervisor_logfile_unusable,
+                 f"supervisord cannot open {whose} ({errno if errno.startswith('E') else 'Errno ' + errno}), so " + ("that program does not start" if program
+                                                                      else "supervisord does not start"),
+                 Fix(logfile_fix(errno, program, path)), **({"program": program} if program else {}))
+
+
 SIGNATURES: tuple[Signature, ...] = (
+    signature(Cause.supervisor_logfile_unusable, unnamed(DISPATCHERS, OPEN_REFUSED),
+              _supervisor_logfile_unusable),
     signature(Cause.supervisorctl_section_missing, r"\.ini file does not include supervisorctl section",
               _supervisorctl_section_missing),
     signature(Cause.supervisor_spawn_failed,

@@ -83,7 +83,11 @@ BY_CLASS: dict[Cause, Expect] = {
     C.certbot_nginx_plugin_missing: Expect(says=("python3-certbot-nginx", "authenticator = webroot")),
     C.gpu_exporter_needs_sys_admin: Expect("images.gpu-exporter", says=("cap_add: [SYS_ADMIN]", "default-counters.csv")),
     C.grafana_angular_plugin_disabled: Expect(env="GF_SECURITY_ANGULAR_SUPPORT_ENABLED", severity=ADVISORY,
-                                              says=("React plugin",)),
+                                              says=("React plugin", "remove the Angular plugins")),
+    C.docker_iptables_chain_missing: Expect(says=("sudo systemctl restart docker", "firewalld or ufw")),
+    C.prometheus_rules_invalid: Expect(says=("promtool check rules", "`groups:`")),
+    C.supervisor_logfile_unusable: Expect(says=("regular file",)),
+    C.nginx_resolver_invalid: Expect(says=("IP address of a DNS server", "resolver 127.0.0.11")),
     C.docker_kernel_module_missing: Expect(says=("sudo modprobe", "modules-load.d")),
     C.nvidia_cdi_hook_missing: Expect(says=("nvidia-cdi-hook", "nvidia-ctk cdi generate")),
     C.nvidia_toolkit_imex_channel: Expect(says=("1.17.3 or later", "1.16.2")),
@@ -273,6 +277,11 @@ SEVERITIES: dict[str, Severity] = {"gpu_exporter_needs_sys_admin__aws-observabil
                                       ("ala-install-issue-175", "openlibrary-issue-7544", "certbot-issue-5780")}}
 # What single logs state beyond their class (the values read from them).
 VALUES: dict[str, dict] = {
+    "docker_iptables_chain_missing__dockprom-issue-130": {"chain": "DOCKER-ISOLATION-STAGE-1"},
+    "docker_iptables_chain_missing__containerlab-issue-2944": {"chain": "DOCKER-ISOLATION-STAGE-2"},
+    "docker_iptables_chain_missing__moby-issue-35161": {"chain": "DOCKER"},
+    "supervisor_logfile_unusable__misp-docker-issue-25": {"program": "email_00"},
+    "nginx_resolver_invalid__modsecurity-crs-docker-pull-365": {"resolver": "RESOLVER"},
     "container_cuda_requirement__dashdot-issue-1226": {"cuda": "12.8", "min_driver": 570},
     "container_cuda_requirement__llama-cpp-issue-9665": {"cuda": "12.6", "min_driver": 560},
     "container_cuda_requirement__vortex-issue-106": {"cuda": "10.2"},
@@ -431,7 +440,14 @@ ROUND_LABELS = {"cuda_graph_capture_regression": "cuda_graph_capture_failed",
                 "vllm_ptx_unsupported_toolchain_entrypoint_replaced": "ptx_toolchain_unsupported",
                 "certbot_http01_unauthorized_redirect_misconfigured": "certbot_challenge_wrong_answer",
                 "node_exporter_listen_address_not_on_host": "listen_address_not_on_host",
-                "prometheus3_fallback_scrape_protocol_in_global": "prometheus_config_field_misplaced"}
+                "prometheus3_fallback_scrape_protocol_in_global": "prometheus_config_field_misplaced",
+                "docker29_isolation_chain_missing": "docker_iptables_chain_missing",
+                "docker_isolation_chain_missing_after_update": "docker_iptables_chain_missing",
+                "prometheus_rule_annotation_unquoted_colon": "prometheus_rules_invalid",
+                "prometheus_rules_v1_format_in_v2": "prometheus_rules_invalid",
+                "supervisord_logfile_is_directory": "supervisor_logfile_unusable",
+                "supervisord_main_logfile_permission_denied": "supervisor_logfile_unusable",
+                "nginx_resolver_not_an_address": "nginx_resolver_invalid"}
 
 
 def test_every_class_is_built_from_several_reports():
