@@ -200,7 +200,10 @@ held-out set of real failure logs collected from other public reports and never 
   signatures nor that work; text fields that only repeated the log removed; measured once: 0/9 =
   0.0% (own set then 1317/1317): none of these failures was of a class built before, and the
   fallback named no remedy the reports give; rounds 16 to 29 together: 68/135 = 50.4%; rounds 20
-  to 29: 41/85 = 48.2%).
+  to 29: 41/85 = 48.2%; its misses led to Docker's flushed iptables chains, Prometheus rule files
+  that do not load, supervisord's log files it cannot open and nginx's resolver naming no address,
+  each built from other reports too, Grafana 12's Angular refusal and nvcr.io's login: own set then
+  1342/1342).
 - held-out: tests/data/heldout_failures, the next round: logs from other reports, collected after
   the round before was built from, by a collector who saw neither the signatures nor that work;
   measured once. Each file's `# fix:` header lists what a right fix names (`key=`, `flag=`, `env=`:
