@@ -203,15 +203,17 @@ held-out set of real failure logs collected from other public reports and never 
   to 29: 41/85 = 48.2%; its misses led to Docker's flushed iptables chains, Prometheus rule files
   that do not load, supervisord's log files it cannot open and nginx's resolver naming no address,
   each built from other reports too, Grafana 12's Angular refusal and nvcr.io's login: own set then
-  1342/1342).
-- held-out: tests/data/heldout_failures, round 30: 6 logs from 6 other reports (GitHub issues and
+  1342/1342)
+  and tests/data/heldout_round30 (6 logs from 6 other reports (GitHub issues and
   pull requests, troubleshooting and notes documents in repositories: docker 2, supervisord 2,
   nginx, vLLM), collected while round 29's classes were being built, by a collector who saw
   neither the signatures nor that work and found about 30 of 40 candidates already used; two
   doubtful logs dropped first (one joined from two strings quoted in prose, one line a largely
   AI-written document split in two); measured once: 4/6 = 66.7% (own set then 1342/1342), too
-  few to say much. Rounds 16 to 30 together: 72/141 = 51.1%; rounds 20 to 30: 45/91 = 49.5%.
-  Each file's `# fix:` header lists what a right fix names (`key=`, `flag=`, `env=`:
+  few to say much; rounds 16 to 30 together: 72/141 = 51.1%; rounds 20 to 30: 45/91 = 49.5%).
+- held-out: tests/data/heldout_failures, the next round: logs from other reports, collected after
+  the round before was built from, by a collector who saw neither the signatures nor that work;
+  measured once. Each file's `# fix:` header lists what a right fix names (`key=`, `flag=`, `env=`:
   that field of the fix; `text=`: words in the fix sentence); any one suffices. The class in the
   file name is only a label: a fix reached by another class, or by the fallback reading the remedy
   the log names, counts the same.
