@@ -1,6 +1,8 @@
 """supervisord, which runs the native stack's processes: a program that exits when it should run
-(and after its retries, the supervisor giving up on it), a command that is not there, a program it
-cannot spawn (its directory, its executable, its user), the socket of its HTTP server refused,
+(and after its retries, the supervisor giving up on it; at once with status 127, by what its own log
+tells apart: its directory=, its script's interpreter or line endings, a command not found), a command
+that is not there (or a script whose #! interpreter is not), a program it cannot spawn (its working
+directory, its executable, its user), the socket of its HTTP server refused,
 supervisorctl finding no supervisord (at its socket or its http:// serverurl) or another HTTP server
 or supervisord there (its XML-RPC refused: 404, 401), a second supervisord refused the port or
 socket the first one holds, and a log file it cannot open (supervisor_logs)."""
@@ -28,6 +30,27 @@ _SPAWN = re.compile(r"couldn't (?P<what>exec|chdir to|setuid to) (?P<target>\S+)
 _MISSING = re.compile(r"can't find command '(?P<command>[^']+)'|couldn't exec (?P<exec>\S+): ENOENT")
 
 
+# supervisord's child exits 127 where it could not chdir to directory= or exec the command (a script
+# whose #! interpreter is missing, or reads `/bin/bash\r` from Windows line endings), as a shell does
+# for "command not found": the program's own log says which.
+_NOT_RUN = "127"
+
+
+def not_run_fix(program: str) -> str:
+    """What to read and do where a program exits 127 at once, by the causes its own log tells apart."""
+    return (f"the program's own log says which (`stackctl logs {program} --explain`; under another supervisord its "
+            f"stderr_logfile=, or `supervisorctl tail {program} stderr`): \"couldn't chdir to DIR\": the program's "
+            "directory= names a working directory that does not exist (create it or fix the directory= line); "
+            "\"couldn't exec SCRIPT: ENOENT\", \"bad interpreter\" or \"bash\\r\": the interpreter the script's first "
+            "line (`#!`) names is missing, or the script has Windows (CRLF) line endings, so `/bin/bash\\r` is not "
+            "found: convert it with `dos2unix SCRIPT` (or `sed -i 's/\\r$//' SCRIPT`; a `*.sh text eol=lf` line in "
+            ".gitattributes keeps git on Windows from bringing them back), then rebuild the image that copies it; "
+            "\"X: command not found\" or \"X: not found\": a command the program's script runs is not installed or "
+            "not on supervisord's PATH (not your login shell's: use its full path, or environment=PATH=...). For "
+            "stackctl's own programs: vLLM's command is the engine venv (`stackctl install-engine`); for the others "
+            "`stackctl up` names the program that is not installed and its package")
+
+
 def _supervisor_gave_up(evidence: Evidence) -> Diagnosis:
     gave = evidence.read(_GAVE_UP)
     program = gave.get("program") or gave.get("status") or evidence.read(_EXIT).get("program", "")
@@ -35,13 +58,11 @@ def _supervisor_gave_up(evidence: Evidence) -> Diagnosis:
     statuses = [match.group("status") for line in evidence.lines for match in _EXIT.finditer(line)
                 if not program or match.group("program") == program]
     status = statuses[-1] if statuses else None
-    if status == "127":
+    if status == _NOT_RUN:
         return found(evidence, Cause.supervisor_gave_up,
-                     f"{program} exits at once with status 127: its command was not found",
-                     Fix("the program's command is not installed where supervisord looks: for vLLM that is the "
-                         "engine venv (`stackctl install-engine`); for the others `stackctl up` names the program that is not "
-                         "installed and its package"),
-                     program=program, exit_status=127)
+                     f"{program} exits at once with status 127 (the shell's \"command not found\"): it, or the "
+                     "directory or interpreter it needs, could not be found",
+                     Fix(not_run_fix(program)), program=program, exit_status=127)
     shown = f" (exit status {status})" if status else ""
     what = (f"supervisord gave up on {program or 'a program'}: it kept exiting right after start{shown}" if gave_up
             else f"{program} exited when it should keep running{shown}")
@@ -58,6 +79,18 @@ def _supervisor_gave_up(evidence: Evidence) -> Diagnosis:
 def _supervisor_command_missing(evidence: Evidence) -> Diagnosis:
     missing = evidence.read(_MISSING)
     command = missing.get("command") or missing.get("exec") or ""
+    if missing.get("exec"):
+        # supervisord found the file before it forked ("can't find command" otherwise): what exec did not
+        # find is the interpreter the file's #! line names.
+        return found(evidence, Cause.supervisor_command_missing,
+                     f"supervisord found {command} but could not run it (ENOENT): the interpreter its first line "
+                     "names is not there",
+                     Fix(f"{command} is a script whose `#!` line names an interpreter that is missing (install it, or "
+                         "correct the line: `head -1` shows it), or the script has Windows (CRLF) line endings, so the "
+                         f"kernel looks for `/bin/bash\\r` (`head -1 {command} | cat -A` ends in ^M$): convert it with "
+                         f"`dos2unix {command}` (or `sed -i 's/\\r$//' {command}`), then `supervisorctl restart` it. A binary "
+                         "that is not found this way lacks its loader (a glibc build on Alpine's musl)"),
+                     command=command)
     return found(evidence, Cause.supervisor_command_missing,
                  f"supervisord cannot find the command {command or 'of a program'}",
                  Fix("install what the program runs: for vLLM the engine venv (`stackctl install-engine`; "
@@ -176,14 +209,37 @@ def _supervisor_http_socket(evidence: Evidence) -> Diagnosis:
                      "on a local filesystem"), **({"errno": errno} if errno else {}))
 
 
+# stackctl's native supervisord.conf gives its programs no directory= ([supervisord]'s is its own
+# .stackctl state directory, which `stackctl up` creates): a program's chdir refused is from a
+# configuration written by hand or another supervisord's.
+_STACKCTL_DIRECTORY = ("stackctl's own native supervisord.conf (.stackctl/supervisor/, rewritten by each `stackctl up`) "
+                       "gives its programs no directory=: the line is in a configuration written by hand or another "
+                       "supervisord's")
+
+
+def directory_fix(directory: str, errno: str) -> str:
+    """What to do where supervisord's child could not chdir to a program's `directory=` (ENOENT: it
+    does not exist; EACCES: the program's user may not enter it)."""
+    if errno == "EACCES":
+        why = (f"the program's working directory {directory} (its directory= line) is not open to the user it runs as "
+               f"(user=): every directory on the path must be enterable (x) by that user (`sudo -u USER ls {directory}`, "
+               "`namei -l` on the path shows the one that refuses): `chmod o+x` (or g+x) the directory that refuses, "
+               "`chown` the directory to that user, or run the program as the directory's owner (user=)")
+    else:
+        why = (f"the program's working directory {directory} (its directory= line) does not exist: create it (`mkdir -p "
+               f"{directory}`, owned by the program's user=), correct the path (it is case-sensitive, and supervisord "
+               "keeps quotes as part of the value: write it unquoted), or remove the directory= line where the "
+               "program needs no working directory of its own (a path from another machine or a container)")
+    return (f"{why}; then `supervisorctl reread` and `supervisorctl update` (or restart supervisord). "
+            f"{_STACKCTL_DIRECTORY}")
+
+
 def _supervisor_spawn_failed(evidence: Evidence) -> Diagnosis:
     spawn = evidence.read(_SPAWN)
     what, target, errno = spawn.get("what", "exec"), spawn.get("target") or spawn.get("file", "?"), spawn.get("errno", "")
     if what == "chdir to":
-        summary = f"supervisord could not enter the program's directory {target} ({errno})"
-        text = (f"the program's directory {target} is {'missing' if errno == 'ENOENT' else 'not open to its user'}: "
-                "stackctl points it at the stack directory, so run `stackctl up` from where stack.yaml is now (it "
-                "rewrites supervisord's configuration) and make that directory readable by the user it runs as")
+        summary = f"supervisord could not enter the program's working directory {target} ({errno})"
+        text = directory_fix(target, errno)
     elif what == "setuid to":
         summary = f"supervisord could not switch to the user {target} ({errno})"
         text = "run `stackctl up` as the user who owns the stack directory (supervisord runs as you, without user=)"
