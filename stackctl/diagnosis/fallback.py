@@ -93,11 +93,12 @@ def _with_error_line(lines: list[str], decisive: ErrorLine, context: DiagnosisCo
 def _beside(causes: list[StatedCause], remedies: list[Remedy]) -> list[Remedy]:
     """The remedies a stated cause does not already say: an image the registry refuses names its
     `docker login` itself, after the image name to check; nginx's temp path its worker may not write,
-    the path to give access to."""
+    supervisord's log file and a program's working directory, the path to give access to."""
     if any(cause.name.startswith("image: ") for cause in causes):
         remedies = [remedy for remedy in remedies
                     if not (remedy.kind is RemedyKind.command and remedy.name.startswith("docker login"))]
-    if any(cause.name.startswith("nginx temp path: ") for cause in causes):
+    if any(cause.name.startswith(("nginx temp path: ", "supervisord log file: ", "working directory: "))
+           for cause in causes):
         remedies = [remedy for remedy in remedies if remedy.kind is not RemedyKind.permission]
     return remedies
 

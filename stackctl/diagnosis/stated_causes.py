@@ -23,7 +23,10 @@ name the fix of where no signature knows the failure:
   a template that wants roles alternating; an architecture it failed to inspect (inspection), by the
   cause its subprocess's traceback states;
 - text a program could not encode (stated_encoding): a token with non-ASCII characters in a header, or
-  output in an ASCII-only locale.
+  output in an ASCII-only locale;
+- what a failure class's shared reader knows (stated_classes): Docker's flushed iptables chains, a
+  Prometheus rule file that did not load, supervisord's log file it cannot open, its program's working
+  directory or exit status 127, nginx's resolver naming no address, and a script's CRLF line endings.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from stackctl.diagnosis.inspection import CANNOT_IMPORT, inspection_failed
 from stackctl.diagnosis.signature import CDI_REQUEST, registry_login
 from stackctl.diagnosis.stack_keys import image_service, newer_image
 from stackctl.diagnosis.stated_cause import StatedCause
+from stackctl.diagnosis.stated_classes import classes_stated
 from stackctl.diagnosis.stated_configs import configs_stated
 from stackctl.diagnosis.stated_encoding import encodings_stated
 from stackctl.diagnosis.stated_engine import engine_stated
@@ -66,7 +70,7 @@ def stated_causes(lines: Iterable[str], context: DiagnosisContext, traceback: Se
     for line in lines:
         for cause in (*_mismatches(line, context), *_sockets(line, context), *_refused_images(line, context),
                       *_host_lacks(line, repository), *services_around(line, context),
-                      *configs_stated(line, context), *engine_stated(line)):
+                      *configs_stated(line, context), *engine_stated(line), *classes_stated(line, traceback)):
             if all(known.name != cause.name for known in found):
                 found.append(cause)
     # Read with the error's traceback: its frames tell a header from output.

@@ -19,6 +19,7 @@ from stackctl.diagnosis.supervisor_logs import (
     logfile_fix,
     logfile_refused,
 )
+from stackctl.diagnosis.supervisor_spawn import NOT_RUN, directory_fix, not_run_fix
 from stackctl.diagnosis.verdict import Cause, Diagnosis, Fix
 
 _GAVE_UP = re.compile(r"gave up: (?P<program>[\w.-]+) entered FATAL state|^\s*(?P<status>[\w.:-]+)\s+FATAL\s+Exited too "
@@ -30,27 +31,6 @@ _SPAWN = re.compile(r"couldn't (?P<what>exec|chdir to|setuid to) (?P<target>\S+)
 _MISSING = re.compile(r"can't find command '(?P<command>[^']+)'|couldn't exec (?P<exec>\S+): ENOENT")
 
 
-# supervisord's child exits 127 where it could not chdir to directory= or exec the command (a script
-# whose #! interpreter is missing, or reads `/bin/bash\r` from Windows line endings), as a shell does
-# for "command not found": the program's own log says which.
-_NOT_RUN = "127"
-
-
-def not_run_fix(program: str) -> str:
-    """What to read and do where a program exits 127 at once, by the causes its own log tells apart."""
-    return (f"the program's own log says which (`stackctl logs {program} --explain`; under another supervisord its "
-            f"stderr_logfile=, or `supervisorctl tail {program} stderr`): \"couldn't chdir to DIR\": the program's "
-            "directory= names a working directory that does not exist (create it or fix the directory= line); "
-            "\"couldn't exec SCRIPT: ENOENT\", \"bad interpreter\" or \"bash\\r\": the interpreter the script's first "
-            "line (`#!`) names is missing, or the script has Windows (CRLF) line endings, so `/bin/bash\\r` is not "
-            "found: convert it with `dos2unix SCRIPT` (or `sed -i 's/\\r$//' SCRIPT`; a `*.sh text eol=lf` line in "
-            ".gitattributes keeps git on Windows from bringing them back), then rebuild the image that copies it; "
-            "\"X: command not found\" or \"X: not found\": a command the program's script runs is not installed or "
-            "not on supervisord's PATH (not your login shell's: use its full path, or environment=PATH=...). For "
-            "stackctl's own programs: vLLM's command is the engine venv (`stackctl install-engine`); for the others "
-            "`stackctl up` names the program that is not installed and its package")
-
-
 def _supervisor_gave_up(evidence: Evidence) -> Diagnosis:
     gave = evidence.read(_GAVE_UP)
     program = gave.get("program") or gave.get("status") or evidence.read(_EXIT).get("program", "")
@@ -58,7 +38,7 @@ def _supervisor_gave_up(evidence: Evidence) -> Diagnosis:
     statuses = [match.group("status") for line in evidence.lines for match in _EXIT.finditer(line)
                 if not program or match.group("program") == program]
     status = statuses[-1] if statuses else None
-    if status == _NOT_RUN:
+    if status == NOT_RUN:
         return found(evidence, Cause.supervisor_gave_up,
                      f"{program} exits at once with status 127 (the shell's \"command not found\"): it, or the "
                      "directory or interpreter it needs, could not be found",
@@ -207,31 +187,6 @@ def _supervisor_http_socket(evidence: Evidence) -> Diagnosis:
                      "no running supervisord owns. stackctl's native stack keeps its socket under .stackctl/supervisor/ "
                      "(a /tmp path when that one is too long): run `stackctl up` as the user who owns the stack directory, "
                      "on a local filesystem"), **({"errno": errno} if errno else {}))
-
-
-# stackctl's native supervisord.conf gives its programs no directory= ([supervisord]'s is its own
-# .stackctl state directory, which `stackctl up` creates): a program's chdir refused is from a
-# configuration written by hand or another supervisord's.
-_STACKCTL_DIRECTORY = ("stackctl's own native supervisord.conf (.stackctl/supervisor/, rewritten by each `stackctl up`) "
-                       "gives its programs no directory=: the line is in a configuration written by hand or another "
-                       "supervisord's")
-
-
-def directory_fix(directory: str, errno: str) -> str:
-    """What to do where supervisord's child could not chdir to a program's `directory=` (ENOENT: it
-    does not exist; EACCES: the program's user may not enter it)."""
-    if errno == "EACCES":
-        why = (f"the program's working directory {directory} (its directory= line) is not open to the user it runs as "
-               f"(user=): every directory on the path must be enterable (x) by that user (`sudo -u USER ls {directory}`, "
-               "`namei -l` on the path shows the one that refuses): `chmod o+x` (or g+x) the directory that refuses, "
-               "`chown` the directory to that user, or run the program as the directory's owner (user=)")
-    else:
-        why = (f"the program's working directory {directory} (its directory= line) does not exist: create it (`mkdir -p "
-               f"{directory}`, owned by the program's user=), correct the path (it is case-sensitive, and supervisord "
-               "keeps quotes as part of the value: write it unquoted), or remove the directory= line where the "
-               "program needs no working directory of its own (a path from another machine or a container)")
-    return (f"{why}; then `supervisorctl reread` and `supervisorctl update` (or restart supervisord). "
-            f"{_STACKCTL_DIRECTORY}")
 
 
 def _supervisor_spawn_failed(evidence: Evidence) -> Diagnosis:
