@@ -210,7 +210,10 @@ held-out set of real failure logs collected from other public reports and never 
   neither the signatures nor that work and found about 30 of 40 candidates already used; two
   doubtful logs dropped first (one joined from two strings quoted in prose, one line a largely
   AI-written document split in two); measured once: 4/6 = 66.7% (own set then 1342/1342), too
-  few to say much; rounds 16 to 30 together: 72/141 = 51.1%; rounds 20 to 30: 45/91 = 49.5%).
+  few to say much; rounds 16 to 30 together: 72/141 = 51.1%; rounds 20 to 30: 45/91 = 49.5%; its
+  misses led to supervisord's program working directory (directory=) and exit status 127 (a script's
+  #! interpreter, its CRLF line endings, a command not found), each built from other reports too, and
+  to the fallback's stated causes read by the classes' shared readers: own set then 1353/1353).
 - held-out: tests/data/heldout_failures, the next round: logs from other reports, collected after
   the round before was built from, by a collector who saw neither the signatures nor that work;
   measured once. Each file's `# fix:` header lists what a right fix names (`key=`, `flag=`, `env=`:
