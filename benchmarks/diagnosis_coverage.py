@@ -213,15 +213,18 @@ held-out set of real failure logs collected from other public reports and never 
   few to say much; rounds 16 to 30 together: 72/141 = 51.1%; rounds 20 to 30: 45/91 = 49.5%; its
   misses led to supervisord's program working directory (directory=) and exit status 127 (a script's
   #! interpreter, its CRLF line endings, a command not found), each built from other reports too, and
-  to the fallback's stated causes read by the classes' shared readers: own set then 1353/1353).
-- held-out: tests/data/heldout_failures, round 31: 8 logs from 8 other reports (GitHub issues, one
+  to the fallback's stated causes read by the classes' shared readers: own set then 1353/1353)
+  and tests/data/heldout_round31 (8 logs from 8 other reports (GitHub issues, one
   model recipe in a repository: docker 3, Claude Code 2, certbot, nginx, vLLM), collected while
   round 30's classes were being built, by a collector who saw neither the signatures nor that work
   and found most candidates already used; four doubtful logs dropped first (a gateway-specific
   model name, an answer for another server than the reporter's, a warn-level Grafana Live line, a
   second vendor copy of the same one-line error); measured once: 0/8 = 0.0% (own set then
   1353/1353): none of these failures was of a class built before. Rounds 16 to 31 together:
-  72/149 = 48.3%; rounds 20 to 31: 45/99 = 45.5%. Each file's `# fix:` header lists what a right fix names (`key=`, `flag=`, `env=`:
+  72/149 = 48.3%; rounds 20 to 31: 45/99 = 45.5%).
+- held-out: tests/data/heldout_failures, the next round: logs from other reports, collected after
+  the round before was built from, by a collector who saw neither the signatures nor that work;
+  measured once. Each file's `# fix:` header lists what a right fix names (`key=`, `flag=`, `env=`:
   that field of the fix; `text=`: words in the fix sentence); any one suffices. The class in the
   file name is only a label: a fix reached by another class, or by the fallback reading the remedy
   the log names, counts the same.
