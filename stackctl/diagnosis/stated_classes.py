@@ -11,6 +11,13 @@ log read with signatures that do not apply):
 - nginx's resolver naming no address ('host not found in resolver "X"'): nginx_resolver;
 - supervisord's child that cannot enter a program's working directory ("couldn't chdir to DIR:
   ENOENT") or a program that exits 127: supervisor_spawn;
+- a client that does not trust the endpoint's certificate chain (Node's SELF_SIGNED_CERT_IN_CHAIN and its
+  kin, Python's CERTIFICATE_VERIFY_FAILED): client_certificates;
+- a table legacy iptables does not have in this kernel ("can't initialize iptables table `raw': Table does
+  not exist", Docker 28's "Unable to enable DIRECT ACCESS FILTERING", "Module ip_tables not found"):
+  iptables_tables;
+- nginx's proxy_pass with a URI part in a regular-expression location: nginx_proxy_pass;
+- the ACME server finding no usable address for a domain ("No valid IP addresses found for X"): acme_dns;
 - a script with Windows (CRLF) line endings: its #! interpreter read with the carriage return
   ("/usr/bin/env: 'bash\\r': No such file or directory", "/bin/bash^M: bad interpreter", or the
   message the carriage return folded over: ": No such file or directory").
@@ -21,7 +28,21 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from stackctl.diagnosis.acme_dns import NO_ADDRESS, no_address_domain, no_address_fix
+from stackctl.diagnosis.client_certificates import (
+    certificate_variable,
+    untrusted_client,
+    untrusted_fix,
+)
 from stackctl.diagnosis.docker_chains import CHAIN_MISSING, chains_fix, missing_chain
+from stackctl.diagnosis.illegal_access import ILLEGAL_ADDRESS, illegal_access_fix
+from stackctl.diagnosis.iptables_tables import (
+    TABLE_MISSING,
+    missing_table,
+    table_fix,
+    table_modules,
+)
+from stackctl.diagnosis.nginx_proxy_pass import URI_IN_REGEX, proxy_pass_fix, proxy_pass_place
 from stackctl.diagnosis.nginx_resolver import resolver_fix, resolver_value
 from stackctl.diagnosis.prometheus_rules import RULES_FAILED, rules_fix
 from stackctl.diagnosis.stated_cause import StatedCause
@@ -38,7 +59,36 @@ def classes_stated(line: str, traceback: Sequence[str] = ()) -> list[StatedCause
     """The causes `line` states that a class's reader knows; `traceback`: the error's own frames (an
     open() refused is supervisord's log file only where its loggers raised it)."""
     return [*_docker_chain(line), *_rule_file(line), *_log_file(line, traceback), *_resolver(line),
-            *_supervisor_spawn(line), *_line_endings(line)]
+            *_supervisor_spawn(line), *_line_endings(line), *_client_certificate(line), *_iptables_table(line),
+            *_proxy_pass(line), *_acme_address(line), *_illegal_access(line)]
+
+
+def _client_certificate(line: str) -> list[StatedCause]:
+    client = untrusted_client(line)
+    if client is None:
+        return []
+    variable = certificate_variable(client)
+    return [StatedCause(f"untrusted certificate: {client}", untrusted_fix(client), env=variable)]
+
+
+def _iptables_table(line: str) -> list[StatedCause]:
+    if not TABLE_MISSING.search(line):
+        return []
+    table = missing_table(line)
+    return [StatedCause(f"iptables table: {table}", table_fix(table, table_modules(table, line)))]
+
+
+def _proxy_pass(line: str) -> list[StatedCause]:
+    if not URI_IN_REGEX.search(line):
+        return []
+    return [StatedCause("proxy_pass URI in a regex location", proxy_pass_fix(*proxy_pass_place(line)))]
+
+
+def _acme_address(line: str) -> list[StatedCause]:
+    if not NO_ADDRESS.search(line):
+        return []
+    domain = no_address_domain(line)
+    return [StatedCause(f"no address: {domain or 'the domain'}", no_address_fix(domain), key="hostname")]
 
 
 def _docker_chain(line: str) -> list[StatedCause]:
@@ -97,3 +147,10 @@ def _line_endings(line: str) -> list[StatedCause]:
         "`file FILE` says \"with CRLF line terminators\"), then rebuild the image that copies it; keep git on "
         "Windows from converting it again with a `*.sh text eol=lf` line in .gitattributes (or `git config "
         "core.autocrlf input`, and check the files out again)"))]
+
+
+def _illegal_access(line: str) -> list[StatedCause]:
+    if not ILLEGAL_ADDRESS.search(line):
+        return []
+    return [StatedCause("CUDA illegal memory access", illegal_access_fix(under_graphs=False), key="vllm.extra_args",
+                        flag="--compilation-config")]

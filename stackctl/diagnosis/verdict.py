@@ -248,6 +248,11 @@ class Cause(str, Enum):
     prometheus_rules_invalid = "prometheus-rules-invalid"
     supervisor_logfile_unusable = "supervisor-logfile-unusable"
     nginx_resolver_invalid = "nginx-resolver-invalid"
+    # Round 31's misses, built by cause.
+    client_certificate_untrusted = "client-certificate-untrusted"
+    nginx_proxy_pass_uri_in_regex = "nginx-proxy-pass-uri-in-regex"
+    certbot_dns_no_address = "certbot-dns-no-address"
+    cuda_illegal_memory_access = "cuda-illegal-memory-access"
     # no signature knows it: the decisive error line and the remedy the log names (fallback.py)
     unrecognised = "unrecognised"
 

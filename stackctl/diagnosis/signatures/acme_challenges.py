@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import re
 
+from stackctl.diagnosis.acme_dns import NO_ADDRESS, no_address_domain, no_address_fix
 from stackctl.diagnosis.evidence import Evidence
-from stackctl.diagnosis.signature import CONSEQUENCE, Signature, found, signature
+from stackctl.diagnosis.signature import CONSEQUENCE, Signature, found, signature, unnamed
 from stackctl.diagnosis.verdict import Cause, Diagnosis, Fix
 
 _ACME_DOMAIN = re.compile(r"Domain: (?P<domain>\S+)|for domain (?P<challenge>\S+)"
@@ -101,6 +102,15 @@ def _certbot_dns_missing(evidence: Evidence) -> Diagnosis:
                      key="hostname"), **({"domain": domain} if domain else {}))
 
 
+
+def _certbot_dns_no_address(evidence: Evidence) -> Diagnosis:
+    domain = no_address_domain("\n".join(evidence.lines)) or _acme_domain(evidence)
+    return found(evidence, Cause.certbot_dns_no_address,
+                 f"Let's Encrypt found no usable address for {domain or 'the hostname'}: the domain's authoritative "
+                 "DNS servers gave it no A/AAAA record it could use",
+                 Fix(no_address_fix(domain), key="hostname"), **({"domain": domain} if domain else {}))
+
+
 SIGNATURES: tuple[Signature, ...] = (
     signature(Cause.certbot_challenge_unreachable,
               r"Timeout during connect"
@@ -116,5 +126,6 @@ SIGNATURES: tuple[Signature, ...] = (
     signature(Cause.certbot_challenge_not_this_host,
               r"failed to download the challenge files from|listed domains point to this (?:machine|nginx server"
               r"|apache server)", _certbot_challenge_not_this_host, CONSEQUENCE + 1),
+    signature(Cause.certbot_dns_no_address, unnamed(NO_ADDRESS), _certbot_dns_no_address),
     signature(Cause.certbot_dns_missing, r"DNS problem: NXDOMAIN looking up (?:A|AAAA) for", _certbot_dns_missing),
 )

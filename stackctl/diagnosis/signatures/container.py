@@ -12,6 +12,7 @@ import re
 from packaging.version import InvalidVersion, Version
 
 from stackctl.diagnosis.evidence import Evidence
+from stackctl.diagnosis.iptables_tables import TABLE_MISSING
 from stackctl.diagnosis.signature import (
     CDI_REQUEST,
     CONSEQUENCE,
@@ -23,6 +24,7 @@ from stackctl.diagnosis.signature import (
     registry_login,
     signature,
 )
+from stackctl.diagnosis.signatures.docker_network import docker_iptables_table_missing
 from stackctl.diagnosis.signatures.kernel_modules import NEW_KERNEL_WITHOUT_MODULES
 from stackctl.diagnosis.verdict import Cause, Diagnosis, Fix
 from stackctl.profiles.compat import min_driver, table
@@ -317,6 +319,8 @@ def _modules_named(evidence: Evidence) -> list[str]:
 
 
 def _docker_kernel_module_missing(evidence: Evidence) -> Diagnosis:
+    if any(TABLE_MISSING.search(line) for line in evidence.lines):
+        return docker_iptables_table_missing(evidence)
     modules = _modules_named(evidence)
     ipsets = set(modules) & set(_IPSET_MODULES)
     docker_28 = (" Docker 28 needs them for its bridge; on a kernel that cannot have them (a board vendor's kernel), "

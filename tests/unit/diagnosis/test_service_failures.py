@@ -88,6 +88,11 @@ BY_CLASS: dict[Cause, Expect] = {
     C.prometheus_rules_invalid: Expect(says=("promtool check rules", "`groups:`")),
     C.supervisor_logfile_unusable: Expect(says=("regular file",)),
     C.nginx_resolver_invalid: Expect(says=("IP address of a DNS server", "resolver 127.0.0.11")),
+    C.client_certificate_untrusted: Expect(env="NODE_EXTRA_CA_CERTS", says=("CA certificate", "stackctl makes no CA")),
+    C.nginx_proxy_pass_uri_in_regex: Expect(says=("location ^~", "drop the URI from proxy_pass", "nginx -t")),
+    C.certbot_dns_no_address: Expect("hostname", says=("dig +trace", "authoritative DNS servers", "DNS provider")),
+    C.cuda_illegal_memory_access: Expect("vllm.extra_args", "--compilation-config",
+                                         says=("--enforce-eager", "cudagraph_mode", "CUDA_LAUNCH_BLOCKING=1")),
     C.docker_kernel_module_missing: Expect(says=("sudo modprobe", "modules-load.d")),
     C.nvidia_cdi_hook_missing: Expect(says=("nvidia-cdi-hook", "nvidia-ctk cdi generate")),
     C.nvidia_toolkit_imex_channel: Expect(says=("1.17.3 or later", "1.16.2")),
@@ -265,6 +270,8 @@ FLAGS: dict[str, str] = {"listen_address_not_on_host__llama-cpp-python-issue-77"
 # The variable that sets a client's base URL, where the log shows which client it is (Claude Code's
 # words, the OpenAI SDK's); Codex and Continue keep theirs in a config file.
 ENVS: dict[str, str] = {
+    "client_certificate_untrusted__continue-issue-341": "SSL_CERT_FILE",
+    "client_certificate_untrusted__shell-ai-issue-16": "SSL_CERT_FILE",
     **dict.fromkeys(("client_base_url__claude-code-issue-33355", "client_base_url__claude-code-issue-50229",
                      "client_base_url__claude-code-issue-71188", "client_base_url__claude-code-proxy-issue-7",
                      "client_base_url__inference-issue-4535"), "ANTHROPIC_BASE_URL"),
@@ -326,7 +333,7 @@ VALUES: dict[str, dict] = {
     "exporter_invalid_metric_output__dcgm-exporter-issue-488": {"metric": "DCGM_FI_DEV_CUDA_VISIBLE_DEVICES_STR"},
     "client_anthropic_beta_header_rejected__new-api-issue-2975": {
         "betas": "prompt-caching-scope-2026-01-05, structured-outputs-2025-12-15"},
-    "docker_kernel_module_missing__docker-wps-office-issue-8": {"modules": "ip_tables"},
+    "docker_kernel_module_missing__docker-wps-office-issue-8": {"modules": "ip_tables, iptable_nat", "table": "nat"},
     "nginx_duplicate_listen__engintron-issue-1499": {"address": "[::]:443"},
     "prometheus_tsdb_corrupt__prometheus-operator-issue-3634": {"block": "/prometheus/01ENRA5TM45DGMR9PG0NF5R3M6"},
     "no_gpu_device__nvidia-container-toolkit-issue-632": {"device": "2"},
@@ -447,7 +454,15 @@ ROUND_LABELS = {"cuda_graph_capture_regression": "cuda_graph_capture_failed",
                 "prometheus_rules_v1_format_in_v2": "prometheus_rules_invalid",
                 "supervisord_logfile_is_directory": "supervisor_logfile_unusable",
                 "supervisord_main_logfile_permission_denied": "supervisor_logfile_unusable",
-                "nginx_resolver_not_an_address": "nginx_resolver_invalid"}
+                "nginx_resolver_not_an_address": "nginx_resolver_invalid",
+                "certbot_unknown_host_broken_authoritative_dns": "certbot_dns_no_address",
+                "client_self_signed_cert_in_chain": "client_certificate_untrusted",
+                "client_self_signed_cert_in_chain_console": "client_certificate_untrusted",
+                "docker28_iptables_raw_table_missing": "docker_kernel_module_missing",
+                "docker29_iptables_raw_table_missing": "docker_kernel_module_missing",
+                "docker_legacy_iptables_modules_missing_custom_kernel": "docker_kernel_module_missing",
+                "nginx_proxy_pass_uri_in_regex_location": "nginx_proxy_pass_uri_in_regex",
+                "vllm_illegal_memory_access_cudagraph": "cuda_illegal_memory_access"}
 
 
 def test_every_class_is_built_from_several_reports():
@@ -490,6 +505,8 @@ def test_a_failed_start_with_a_request_error_in_its_log_still_leads_with_what_st
              "RuntimeError: CUDA error: an illegal memory access was encountered"]
     diagnosis = diagnose_log([*request, *crash])
     assert diagnosis.cause is Cause.unrecognised and "illegal memory access" in diagnosis.summary
+    # The fallback still names the illegal access's fix (its signature, a consequence, loses to the request's).
+    assert diagnosis.fix.flag == "--compilation-config" and "--enforce-eager" in diagnosis.fix.text
     # The request's own traceback alone is the known warning, not "stopped on".
     assert diagnose_log(request).cause is Cause.request_context_overflow
 
