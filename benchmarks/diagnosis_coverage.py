@@ -226,14 +226,16 @@ held-out set of real failure logs collected from other public reports and never 
   kernel module (Docker 28's raw table: iptable_raw, iptables-nft or Docker 27.5.1; nat: iptables-nft),
   nginx's proxy_pass URI in a regex location (location ^~), the ACME server finding no address
   (dig +trace) and a CUDA illegal memory access (cudagraph_mode PIECEWISE, --enforce-eager), each built
-  from other reports too: own set then 1377/1377).
-- held-out: tests/data/heldout_failures, round 32: 5 logs from 5 other reports (GitHub issues:
+  from other reports too: own set then 1377/1377)
+  and tests/data/heldout_round32 (5 logs from 5 other reports (GitHub issues:
   nginx 2, supervisord 2, docker), collected while round 31's classes were being built, by a
   collector who saw neither the signatures nor that work; before measuring, two of four reports
   of one nginx failure dropped (their fix a commenter's or the reporter's only) and a fix field
   that repeated the log removed; measured once: 0/5 = 0.0% (own set then 1377/1377), too few to
-  say much. Rounds 16 to 32 together: 72/154 = 46.8%; rounds 20 to 32: 45/104 = 43.3%.
-  Each file's `# fix:` header lists what a right fix names (`key=`, `flag=`, `env=`:
+  say much. Rounds 16 to 32 together: 72/154 = 46.8%; rounds 20 to 32: 45/104 = 43.3%).
+- held-out: tests/data/heldout_failures, the next round: logs from other reports, collected after
+  the round before was built from, by a collector who saw neither the signatures nor that work;
+  measured once. Each file's `# fix:` header lists what a right fix names (`key=`, `flag=`, `env=`:
   that field of the fix; `text=`: words in the fix sentence); any one suffices. The class in the
   file name is only a label: a fix reached by another class, or by the fallback reading the remedy
   the log names, counts the same.
