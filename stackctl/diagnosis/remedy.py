@@ -289,7 +289,6 @@ _INSTALL_COMMAND = re.compile(r"^\s*(?:sudo )?(?:pip3?|apt(?:-get)?|python3? -m 
 _DIRECTIVE = (
     re.compile(r"you should increase (?:either )?(?P<name>\w+)"),
     re.compile(r"\"(?P<name>\w+)\" directive (?:is )?(?:not allowed|duplicate|is duplicate|invalid|unknown)"),
-    re.compile(r"unknown directive \"(?P<name>\w+)\""),
     # A directive the configuration lacks, in nginx's words ('no "ssl_certificate" is defined for the
     # "listen ... ssl" directive') and certbot's ("Set the `server_name` directive", "add a corresponding
     # server_name directive").

@@ -18,6 +18,12 @@ log read with signatures that do not apply):
   iptables_tables;
 - nginx's proxy_pass with a URI part in a regular-expression location: nginx_proxy_pass;
 - the ACME server finding no usable address for a domain ("No valid IP addresses found for X"): acme_dns;
+- nginx's "unknown directive": a directive of a newer nginx (http2 before 1.25.1) apart from a module's not
+  loaded or a typo: nginx_directives;
+- Docker refusing a registry's certificate ("x509: certificate signed by unknown authority" on a pull): a
+  TLS-intercepting proxy's for a public registry, a private registry's own CA: registry_certificates;
+- supervisord's configuration it cannot parse ("File contains no section headers", quotation marks kept in
+  a value, "not a valid boolean value"): supervisor_config;
 - a script with Windows (CRLF) line endings: its #! interpreter read with the carriage return
   ("/usr/bin/env: 'bash\\r': No such file or directory", "/bin/bash^M: bad interpreter", or the
   message the carriage return folded over: ": No such file or directory").
@@ -42,10 +48,17 @@ from stackctl.diagnosis.iptables_tables import (
     table_fix,
     table_modules,
 )
+from stackctl.diagnosis.nginx_directives import (
+    newer_directive_fix,
+    unknown_directive,
+    unknown_directive_fix,
+)
 from stackctl.diagnosis.nginx_proxy_pass import URI_IN_REGEX, proxy_pass_fix, proxy_pass_place
 from stackctl.diagnosis.nginx_resolver import resolver_fix, resolver_value
 from stackctl.diagnosis.prometheus_rules import RULES_FAILED, rules_fix
+from stackctl.diagnosis.registry_certificates import registry_fix, untrusted_registry
 from stackctl.diagnosis.stated_cause import StatedCause
+from stackctl.diagnosis.supervisor_config import config_error, config_fix
 from stackctl.diagnosis.supervisor_logs import logfile_fix, logfile_refused
 from stackctl.diagnosis.supervisor_spawn import (
     CHDIR_REFUSED,
@@ -60,7 +73,28 @@ def classes_stated(line: str, traceback: Sequence[str] = ()) -> list[StatedCause
     open() refused is supervisord's log file only where its loggers raised it)."""
     return [*_docker_chain(line), *_rule_file(line), *_log_file(line, traceback), *_resolver(line),
             *_supervisor_spawn(line), *_line_endings(line), *_client_certificate(line), *_iptables_table(line),
-            *_proxy_pass(line), *_acme_address(line), *_illegal_access(line)]
+            *_proxy_pass(line), *_acme_address(line), *_illegal_access(line), *_nginx_directive(line),
+            *_registry_certificate(line), *_supervisor_config(line)]
+
+
+def _nginx_directive(line: str) -> list[StatedCause]:
+    directive = unknown_directive(line)
+    if directive is None:
+        return []
+    fix = newer_directive_fix(directive) if directive.since else unknown_directive_fix(directive)
+    return [StatedCause(f"nginx directive: {directive.name}", fix)]
+
+
+def _registry_certificate(line: str) -> list[StatedCause]:
+    registry = untrusted_registry(line)
+    if registry is None:
+        return []
+    return [StatedCause(f"registry certificate: {registry.host or 'the registry'}", registry_fix(registry))]
+
+
+def _supervisor_config(line: str) -> list[StatedCause]:
+    error = config_error(line)
+    return [] if error is None else [StatedCause(f"supervisord config: {error.kind}", config_fix(error))]
 
 
 def _client_certificate(line: str) -> list[StatedCause]:

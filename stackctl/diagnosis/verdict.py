@@ -253,6 +253,11 @@ class Cause(str, Enum):
     nginx_proxy_pass_uri_in_regex = "nginx-proxy-pass-uri-in-regex"
     certbot_dns_no_address = "certbot-dns-no-address"
     cuda_illegal_memory_access = "cuda-illegal-memory-access"
+    # Round 32's misses, built by cause.
+    nginx_directive_too_new = "nginx-directive-too-new"
+    nginx_directive_unknown = "nginx-directive-unknown"
+    docker_registry_certificate_untrusted = "docker-registry-certificate-untrusted"
+    supervisor_config_invalid = "supervisor-config-invalid"
     # no signature knows it: the decisive error line and the remedy the log names (fallback.py)
     unrecognised = "unrecognised"
 

@@ -23,6 +23,7 @@ from stackctl.diagnosis.signatures import (
     monitoring,
     mounts,
     newer_services,
+    nginx_directives,
     nginx_locations,
     nginx_resolvers,
     nginx_servers,
@@ -30,11 +31,13 @@ from stackctl.diagnosis.signatures import (
     node_filesystems,
     prometheus_config,
     quantization,
+    registry_certificates,
     requests,
     scrape,
     service_configs,
     setup_files,
     supervisor,
+    supervisor_config,
     web,
 )
 
@@ -43,6 +46,7 @@ from stackctl.diagnosis.signatures import (
 SIGNATURES: tuple[Signature, ...] = (
     *mounts.SIGNATURES,
     *container.SIGNATURES,
+    *registry_certificates.SIGNATURES,
     *docker_client.SIGNATURES,
     *docker_network.SIGNATURES,
     *gpu_runtime.SIGNATURES,
@@ -63,6 +67,7 @@ SIGNATURES: tuple[Signature, ...] = (
     *acme_challenges.SIGNATURES,
     *nginx_servers.SIGNATURES,
     *nginx_locations.SIGNATURES,
+    *nginx_directives.SIGNATURES,
     *nginx_resolvers.SIGNATURES,
     *nginx_user.SIGNATURES,
     *setup_files.SIGNATURES,
@@ -73,6 +78,7 @@ SIGNATURES: tuple[Signature, ...] = (
     *prometheus_config.SIGNATURES,
     *scrape.SIGNATURES,
     *supervisor.SIGNATURES,
+    *supervisor_config.SIGNATURES,
     *clients.SIGNATURES,
     *client_certificates.SIGNATURES,
 )

@@ -81,7 +81,9 @@ def _nginx_directive_deprecated(evidence: Evidence) -> Diagnosis:
     where = f" in {file}" if file else ""
     if "listen" in old and new == "http2":
         text = (f"remove http2 from the listen line{where} (`listen 443 ssl;`) and add the http2 directive `http2 on;` "
-                "in that server block (nginx 1.25.1 and later); stackctl's own site already does")
+                "in that server block (nginx 1.25.1 and later; older releases know no `http2` directive). stackctl's own site "
+                "keeps `listen ... ssl http2` so that older nginx (Debian 12's 1.22) reads it: from stackctl's site this "
+                "warning is harmless")
     else:
         text = f"replace the \"{old}\" directive with the \"{new}\" directive{where}, as nginx says"
     return found(evidence, Cause.nginx_directive_deprecated,

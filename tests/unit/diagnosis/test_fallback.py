@@ -147,8 +147,9 @@ def test_a_refused_flag_is_one_to_remove_whatever_words_refuse_it():
 
 @pytest.mark.parametrize(("service", "lines", "evidence"), [
     ("nginx", ['2024/01/01 00:00:00 [notice] 1#1: using the "epoll" event method',
-               '2024/01/01 00:00:00 [emerg] 1#1: unknown directive "proxy_bufering" in /etc/nginx/conf.d/x.conf:12'],
-     '2024/01/01 00:00:00 [emerg] 1#1: unknown directive "proxy_bufering" in /etc/nginx/conf.d/x.conf:12'),
+               ('2024/01/01 00:00:00 [emerg] 1#1: invalid number of arguments in "proxy_buffering" directive in '
+                '/etc/nginx/conf.d/x.conf:12')],
+     '2024/01/01 00:00:00 [emerg] 1#1: invalid number of arguments in "proxy_buffering" directive in /etc/nginx/conf.d/x.conf:12'),
     ("prometheus", ['ts=2024-01-01T00:00:00Z caller=main.go:1 level=info msg="Starting Prometheus"',
                     ('ts=2024-01-01T00:00:00Z caller=main.go:2 level=error msg="Fatal error" err="opening storage failed: '
                     '/prometheus/01HX: invalid magic number 0"'),

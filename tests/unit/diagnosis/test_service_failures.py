@@ -93,6 +93,11 @@ BY_CLASS: dict[Cause, Expect] = {
     C.certbot_dns_no_address: Expect("hostname", says=("dig +trace", "authoritative DNS servers", "DNS provider")),
     C.cuda_illegal_memory_access: Expect("vllm.extra_args", "--compilation-config",
                                          says=("--enforce-eager", "cudagraph_mode", "CUDA_LAUNCH_BLOCKING=1")),
+    C.nginx_directive_too_new: Expect(says=("listen 443 ssl http2;", "1.25.1", "nginx -v", "did not render")),
+    C.nginx_directive_unknown: Expect(says=("headers-more", "load_module", "nginx -V", "did not render")),
+    C.docker_registry_certificate_untrusted: Expect(says=("CA certificate", "update-ca-certificates",
+                                                          "/etc/docker/certs.d/", "systemctl restart docker")),
+    C.supervisor_config_invalid: Expect(says=("supervisorctl reread", "writes its own supervisord.conf")),
     C.docker_kernel_module_missing: Expect(says=("sudo modprobe", "modules-load.d")),
     C.nvidia_cdi_hook_missing: Expect(says=("nvidia-cdi-hook", "nvidia-ctk cdi generate")),
     C.nvidia_toolkit_imex_channel: Expect(says=("1.17.3 or later", "1.16.2")),
@@ -245,6 +250,16 @@ BY_CLASS: dict[Cause, Expect] = {
 # A request whose output budget alone is past the model's limit: the fix is the client's cap, not a
 # shorter conversation (the class's other fix).
 SAYS: dict[str, tuple[str, ...]] = {
+    "docker_registry_certificate_untrusted__moby-issue-20912": ("TLS-intercepting proxy", "Docker Desktop"),
+    "docker_registry_certificate_untrusted__docker-registry-issue-1008": (
+        "private registry", "/etc/docker/certs.d/ec2-52-17-207-222.eu-west-1.compute.amazonaws.com:443/ca.crt",
+        "update-ca-certificates", "systemctl restart docker"),
+    "supervisor_config_invalid__opencanary_web-issue-12": ("/etc/supervisord.d/tornado.ini", "[program:NAME]"),
+    "supervisor_config_invalid__shell-scripts-issue-44": ("is no supervisord configuration", "echo_supervisord_conf"),
+    "supervisor_config_invalid__supervisor-issue-946": ("remove the quotes", "laravel-worker.conf"),
+    "supervisor_config_invalid__supervisor-issue-113": ("true or false",),
+    "supervisor_config_invalid__supervisor-pr-529": ("KEY=\"value\" pairs", "'KEY=val,KEY2=val,KEY3'"),
+    "supervisor_config_invalid__supervisor-issue-1557": ("inline comment", "program:printenv"),
     "unknown_architecture__vllm-plugin-FL-issue-446": ("cannot import name ModelRegistry from vllm",
                                                        "the plugin's release built for this vLLM"),
     "unknown_architecture__inference-troubleshooting-mkl": ("it failed with Error: mkl-service", "fix that error"),
@@ -462,7 +477,12 @@ ROUND_LABELS = {"cuda_graph_capture_regression": "cuda_graph_capture_failed",
                 "docker29_iptables_raw_table_missing": "docker_kernel_module_missing",
                 "docker_legacy_iptables_modules_missing_custom_kernel": "docker_kernel_module_missing",
                 "nginx_proxy_pass_uri_in_regex_location": "nginx_proxy_pass_uri_in_regex",
-                "vllm_illegal_memory_access_cudagraph": "cuda_illegal_memory_access"}
+                "vllm_illegal_memory_access_cudagraph": "cuda_illegal_memory_access",
+                "docker_pull_x509_unknown_authority_proxy": "docker_registry_certificate_untrusted",
+                "nginx_http2_directive_unknown_below_1_25": "nginx_directive_too_new",
+                "nginx_http2_directive_unknown_ubuntu_1_24": "nginx_directive_too_new",
+                "supervisord_program_file_without_section_header": "supervisor_config_invalid",
+                "supervisord_quoted_ini_values": "supervisor_config_invalid"}
 
 
 def test_every_class_is_built_from_several_reports():
