@@ -116,6 +116,8 @@ class AnthropicStream:
         emit = self._emit
         assert emit is not None
         timer = self.timer
+        # A web-search turn's end is followed by the search, then more of the reply.
+        last_turn = self.loop is None
 
         def pass_on(data: bytes) -> bool:
             if translator.turn_over or not emit.can_write_now():
@@ -124,7 +126,10 @@ class AnthropicStream:
             if out:
                 self._last_sent = time.monotonic()
                 timer.first_event()
-                emit.write_now(out)
+                if done and last_turn and upstream.ended:
+                    emit.end_with(out)  # the reply's last read: written with the body's end
+                else:
+                    emit.write_now(out)
             return True
 
         read = upstream.read
@@ -135,7 +140,11 @@ class AnthropicStream:
                     break  # the read's callback ended the turn: this is the body's end
                 out = translated(data)
                 if out:
-                    await self.send(out)
+                    if done and last_turn and upstream.ended:
+                        self.timer.first_event()
+                        emit.end_with(out)
+                    else:
+                        await self.send(out)
             if translator.turn_over:
                 if done:
                     await upstream.read_to_end()

@@ -107,6 +107,11 @@ class BackendStream:
         """The per-token path: see ReplyConnection.deliver_to."""
         self._reply.deliver_to(sink)
 
+    @property
+    def ended(self) -> bool:
+        """The reply's body has arrived whole (in a sink: with the read being passed on)."""
+        return self._reply.complete
+
     async def aread(self) -> bytes:
         return await self._reply.read_all()
 

@@ -36,7 +36,8 @@ class OpenAIRelay:
 
     async def _relay(self, emit: Emit) -> None:
         splitter = EventSplitter()
-        read, timer = self.upstream.read, self.timer
+        upstream = self.upstream
+        read, timer = upstream.read, self.timer
 
         def edited(data: bytes) -> bytes:
             # Whole events only, all those of one read in one write.
@@ -55,7 +56,10 @@ class OpenAIRelay:
                 return False
             block = edited(data)
             if block:
-                emit.write_now(block)
+                if upstream.ended:
+                    emit.end_with(block)  # the reply's last read: written with the body's end
+                else:
+                    emit.write_now(block)
             return True
 
         self.upstream.deliver_to(pass_on)
@@ -63,7 +67,10 @@ class OpenAIRelay:
             while data := await read():
                 block = edited(data)
                 if block:
-                    await emit(block)
+                    if upstream.ended:
+                        emit.end_with(block)
+                    else:
+                        await emit(block)
         except StreamError as error:
             rest = splitter.rest()
             if rest:

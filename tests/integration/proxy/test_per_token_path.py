@@ -27,9 +27,9 @@ ROUTES = [
 ]
 
 
-def _stream(proxy: RunningProxy, path: str, model: str) -> bytes:
+def _stream(proxy: RunningProxy, path: str, model: str, scenario: str = "scenario:text pace=0.02") -> bytes:
     body = {"model": model, "max_tokens": 64, "stream": True,
-            "messages": [{"role": "user", "content": "scenario:text pace=0.02"}]}
+            "messages": [{"role": "user", "content": scenario}]}
     with httpx.stream("POST", proxy.base_url + path, json=body, headers={"x-api-key": ALICE_KEY},
                       timeout=30) as response:
         assert response.status_code == 200
@@ -87,3 +87,27 @@ def _events(stream: bytes) -> list[str]:
         elif line.startswith(b"data: "):
             kinds.append(line[6:].decode())
     return kinds
+
+
+@pytest.mark.parametrize(("path", "model", "text_mark"), ROUTES)
+def test_the_replys_last_read_goes_out_with_the_bodys_end(
+    proxy: RunningProxy, monkeypatch: pytest.MonkeyPatch, path: str, model: str, text_mark: bytes
+) -> None:
+    # Unpaced, the scripted backend's [DONE] and its body's end come in one read: the stream's
+    # last events are held for the response's end (one write less per request), and still reach
+    # the client last and whole.
+    held: list[bytes] = []
+    end_with: Callable[[ClientBody, bytes], None] = ClientBody.end_with
+
+    def recorded(self: ClientBody, data: bytes) -> None:
+        held.append(data)
+        end_with(self, data)
+
+    monkeypatch.setattr(ClientBody, "end_with", recorded)
+    streamed = _stream(proxy, path, model, "scenario:text")
+
+    assert len(held) == 1, held
+    assert streamed.endswith(held[0])
+    ending = {"/v1/chat/completions": "[DONE]", "/v1/messages": "message_stop"}[path]
+    assert _events(held[0])[-1] == ending
+    assert len(re.findall(text_mark, streamed)) >= 10
