@@ -216,6 +216,7 @@ _PERMISSION = (
     # nginx's system calls: 'open() "/var/lib/nginx/body/0000000001" failed (13: Permission denied)'.
     re.compile(r"\b\w+\(\) \"(?P<path>/[^\"]+)\" failed \(13: Permission denied\)"),
 )
+_LIMITS_STEP = re.compile(r"Failed at step LIMITS spawning")
 _EXECUTABLE = re.compile(_PATH + r" is not executable", re.IGNORECASE)
 # exec's EACCES: the program lacks its execute bit (supervisord: "couldn't exec mytool: EACCES").
 _EXEC_DENIED = re.compile(r"\bcouldn't exec (?P<path>\S+?):? EACCES\b")
@@ -411,7 +412,8 @@ def _os_remedies(line: str) -> list[Remedy]:
     if _PORT_TAKEN.search(line):
         number = _PORT_NUMBER.search(line)
         found.append(Remedy(RemedyKind.port, number["port"] if number else ""))
-    for pattern in _PERMISSION:
+    # systemd's resource-limit step names the program it was spawning, not a path it may not open.
+    for pattern in () if _LIMITS_STEP.search(line) else _PERMISSION:
         found.extend(Remedy(RemedyKind.permission, match["path"].rstrip(".")) for match in pattern.finditer(line))
     for kind, name, said, detail in _RAN_OUT:
         if said.search(line):

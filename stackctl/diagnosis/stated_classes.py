@@ -24,6 +24,14 @@ log read with signatures that do not apply):
   TLS-intercepting proxy's for a public registry, a private registry's own CA: registry_certificates;
 - supervisord's configuration it cannot parse ("File contains no section headers", quotation marks kept in
   a value, "not a valid boolean value"): supervisor_config;
+- a process's open-file limit: "too many open files", supervisord's minfds above what its environment allows,
+  systemd refusing a unit's LimitNOFILE ("Failed at step LIMITS"): open_files;
+- nginx's upstream connection refused by SELinux ("connect() to X failed (13: Permission denied) while
+  connecting to upstream") and a variable nothing defines ('unknown "connection_upgrade" variable'):
+  nginx_upstream_access;
+- a client refusing a certificate that does not name the host it connected to (ERR_TLS_CERT_ALTNAME_INVALID,
+  "Hostname mismatch", "certificate is valid for A, not B"): client_names, before an untrusted chain;
+- a safetensors file cut short or not one at all ("MetadataIncompleteBuffer", "HeaderTooLarge"): weight_files;
 - a script with Windows (CRLF) line endings: its #! interpreter read with the carriage return
   ("/usr/bin/env: 'bash\\r': No such file or directory", "/bin/bash^M: bad interpreter", or the
   message the carriage return folded over: ": No such file or directory").
@@ -40,6 +48,7 @@ from stackctl.diagnosis.client_certificates import (
     untrusted_client,
     untrusted_fix,
 )
+from stackctl.diagnosis.client_names import mismatched_target, name_mismatch_fix
 from stackctl.diagnosis.docker_chains import CHAIN_MISSING, chains_fix, missing_chain
 from stackctl.diagnosis.illegal_access import ILLEGAL_ADDRESS, illegal_access_fix
 from stackctl.diagnosis.iptables_tables import (
@@ -55,6 +64,13 @@ from stackctl.diagnosis.nginx_directives import (
 )
 from stackctl.diagnosis.nginx_proxy_pass import URI_IN_REGEX, proxy_pass_fix, proxy_pass_place
 from stackctl.diagnosis.nginx_resolver import resolver_fix, resolver_value
+from stackctl.diagnosis.nginx_upstream_access import (
+    UPSTREAM_DENIED,
+    unknown_variable,
+    unknown_variable_fix,
+    upstream_denied_fix,
+)
+from stackctl.diagnosis.open_files import open_files_fix, open_files_limit
 from stackctl.diagnosis.prometheus_rules import RULES_FAILED, rules_fix
 from stackctl.diagnosis.registry_certificates import registry_fix, untrusted_registry
 from stackctl.diagnosis.stated_cause import StatedCause
@@ -66,6 +82,7 @@ from stackctl.diagnosis.supervisor_spawn import (
     directory_fix,
     not_run_fix,
 )
+from stackctl.diagnosis.weight_files import corrupt_weights_fix, corrupt_weights_reason
 
 
 def classes_stated(line: str, traceback: Sequence[str] = ()) -> list[StatedCause]:
@@ -74,7 +91,30 @@ def classes_stated(line: str, traceback: Sequence[str] = ()) -> list[StatedCause
     return [*_docker_chain(line), *_rule_file(line), *_log_file(line, traceback), *_resolver(line),
             *_supervisor_spawn(line), *_line_endings(line), *_client_certificate(line), *_iptables_table(line),
             *_proxy_pass(line), *_acme_address(line), *_illegal_access(line), *_nginx_directive(line),
-            *_registry_certificate(line), *_supervisor_config(line)]
+            *_registry_certificate(line), *_supervisor_config(line), *_open_files(line), *_nginx_upstream(line),
+            *_weight_file(line)]
+
+
+def _open_files(line: str) -> list[StatedCause]:
+    limit = open_files_limit(line)
+    if limit is None:
+        return []
+    return [StatedCause(f"open files limit: {limit.kind}", open_files_fix(limit))]
+
+
+def _nginx_upstream(line: str) -> list[StatedCause]:
+    denied = UPSTREAM_DENIED.search(line)
+    if denied:
+        return [StatedCause(f"upstream connect denied: {denied['address']}", upstream_denied_fix(denied["address"]))]
+    variable = unknown_variable(line)
+    return [] if variable is None else [StatedCause(f"nginx variable: ${variable.name}", unknown_variable_fix(variable))]
+
+
+def _weight_file(line: str) -> list[StatedCause]:
+    reason = corrupt_weights_reason(line)
+    if reason is None:
+        return []
+    return [StatedCause(f"safetensors file: {reason}", corrupt_weights_fix(reason), key="vllm.model_path")]
 
 
 def _nginx_directive(line: str) -> list[StatedCause]:
@@ -98,6 +138,10 @@ def _supervisor_config(line: str) -> list[StatedCause]:
 
 
 def _client_certificate(line: str) -> list[StatedCause]:
+    target = mismatched_target(line)
+    if target is not None:
+        return [StatedCause(f"certificate name mismatch: {target or 'the host'}", name_mismatch_fix(target),
+                            key="hostname")]
     client = untrusted_client(line)
     if client is None:
         return []

@@ -21,7 +21,7 @@ from stackctl.diagnosis.verdict import DiagnosisContext
 
 
 def configs_stated(line: str, context: DiagnosisContext) -> list[StatedCause]:
-    return [*_unexpanded(line), *_temp_path_denied(line), *_no_ipv6(line, context), *_prometheus_flags(line)]
+    return [*_unexpanded(line), *_temp_path_denied(line), *no_ipv6(line, context), *_prometheus_flags(line)]
 
 
 # --- supervisord's %(ENV_X)s ---------------------------------------------------------------------
@@ -109,11 +109,13 @@ _UPSTREAM_IPV6 = re.compile(r"socket\(\) failed \(97: Address family not support
 _OTHER_IPV6 = re.compile(r"listen tcp6? (?P<address>\[[\da-fA-F:.]*\]:\d+): socket: address family not supported"
                          r"|\[Errno 97\] Address family not supported", re.IGNORECASE)
 _PORT = re.compile(r":(?P<port>\d+)$")
+# Every refusal above, for a signature's trigger.
+IPV6_REFUSED = (_NGINX_IPV6, _UPSTREAM_IPV6, _OTHER_IPV6)
 _IPV6_OFF = ("this host (or the container it runs in) has IPv6 turned off (`sysctl net.ipv6.conf.all.disable_ipv6` "
              "says 1, or the kernel booted with ipv6.disable=1)")
 
 
-def _no_ipv6(line: str, context: DiagnosisContext) -> list[StatedCause]:
+def no_ipv6(line: str, context: DiagnosisContext) -> list[StatedCause]:
     listen = _NGINX_IPV6.search(line)
     if listen:
         address = listen["address"]

@@ -36,18 +36,19 @@ _QUOTED_VALUE = re.compile(r"(?P<what>bad logging level name|not a valid boolean
 _NOT_BOOLEAN = re.compile(r"not a valid boolean value: (?P<value>'[^']*'|\"[^\"]*\")")
 _PAIRS = re.compile(r"Unexpected end of key/value pairs(?: in value (?P<value>'[^']*')| in section '(?P<section>[^']+)')*")
 _CLOSING_QUOTE = re.compile(r"No closing quotation(?: in section '(?P<section>[^']+)')?")
+_BADLY_FORMATTED = re.compile(r"Format string (?P<format>'.*'|\".*\") for '(?P<option>[^']+)' is badly formatted")
 _FILE = re.compile(r"\(file: '?(?P<file>[^')]+)'?\)")
 CONFIG_INVALID = re.compile(r"File contains no section headers|(?:File|Source) contains parsing errors"
                             r"|bad logging level name '[\"']|not a valid boolean value:"
                             r"|The directory named as part of the path [\"']|Unexpected end of key/value pairs"
-                            r"|No closing quotation in section")
+                            r"|No closing quotation in section|Format string .* is badly formatted")
 # The first line of a headerless file that is no ini file at all: a traceback, HTML, JSON saved in its place.
 _NOT_INI = re.compile(r"^['\"]\s*(?:Traceback|<|\{)")
 
 
 @dataclass(frozen=True)
 class ConfigError:
-    kind: str  # "section header", "parsing", "quoted value", "boolean", "environment", "quotation"
+    kind: str  # "section header", "parsing", "quoted value", "boolean", "environment", "quotation", "percent"
     file: str
     detail: str  # the line, value or section the error names
 
@@ -57,6 +58,8 @@ def config_error(text: str) -> ConfigError | None:
     if not CONFIG_INVALID.search(text):
         return None
     file = (match["file"] if (match := _FILE.search(text)) else "")
+    if (match := _BADLY_FORMATTED.search(text)) is not None:
+        return ConfigError("percent", file, f"{match['option']}: {match['format']}")
     if (match := _NO_SECTION.search(text)) is not None:
         return ConfigError("section header", match["file"] or file, match["content"] or "")
     if (match := _PARSING.search(text)) is not None:
@@ -89,6 +92,11 @@ def config_fix(error: ConfigError) -> str:
                 "line above command= and the rest (NAME: the name supervisorctl will show; `[group:NAME]`, "
                 "`[eventlistener:NAME]` for those); a file saved with a byte-order mark ('\\ufeff' before the first "
                 "line) needs saving as plain UTF-8; " + _RELOAD)
+    if error.kind == "percent":
+        return (f"supervisord expands `%(name)s` in its values, so a literal % in a value of {file} ({error.detail}) "
+                "must be escaped as %%: `-Xloggc:/tmp/gc_%%t_%%p.log`, `date +%%Y-%%m-%%d`, a URL's `%%20`; a "
+                "format the program itself reads (`%(asctime)s` for Python's logging) is written `%%(asctime)s`; or "
+                "move the command into a script that command= runs, " + _RELOAD)
     if error.kind == "parsing":
         shown = f" ({error.detail})" if error.detail else ""
         return (f"a line of {file}{shown} is neither a `[section]` line nor `key = value`: add the missing `=`, put the "

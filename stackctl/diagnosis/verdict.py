@@ -258,6 +258,16 @@ class Cause(str, Enum):
     nginx_directive_unknown = "nginx-directive-unknown"
     docker_registry_certificate_untrusted = "docker-registry-certificate-untrusted"
     supervisor_config_invalid = "supervisor-config-invalid"
+    # Round 33's misses, built by cause.
+    open_files_exhausted = "open-files-exhausted"
+    supervisor_minfds_above_limit = "supervisor-minfds-above-limit"
+    systemd_limit_refused = "systemd-limit-refused"
+    nginx_upstream_connect_denied = "nginx-upstream-connect-denied"
+    nginx_variable_unknown = "nginx-variable-unknown"
+    ipv6_unavailable = "ipv6-unavailable"
+    client_certificate_name_mismatch = "client-certificate-name-mismatch"
+    model_weights_corrupt = "model-weights-corrupt"
+    service_flags_exclusive = "service-flags-exclusive"
     # no signature knows it: the decisive error line and the remedy the log names (fallback.py)
     unrecognised = "unrecognised"
 

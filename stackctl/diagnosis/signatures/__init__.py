@@ -27,8 +27,10 @@ from stackctl.diagnosis.signatures import (
     nginx_locations,
     nginx_resolvers,
     nginx_servers,
+    nginx_upstream_access,
     nginx_user,
     node_filesystems,
+    open_files,
     prometheus_config,
     quantization,
     registry_certificates,
@@ -39,6 +41,7 @@ from stackctl.diagnosis.signatures import (
     supervisor,
     supervisor_config,
     web,
+    weight_files,
 )
 
 # Among signatures of equal weight matching one line, the earlier group wins: Docker's "no space
@@ -56,6 +59,7 @@ SIGNATURES: tuple[Signature, ...] = (
     *requests.SIGNATURES,
     *chat_requests.SIGNATURES,
     *model_source.SIGNATURES,
+    *weight_files.SIGNATURES,
     *quantization.SIGNATURES,
     *gpu.SIGNATURES,
     *engine.SIGNATURES,
@@ -70,6 +74,7 @@ SIGNATURES: tuple[Signature, ...] = (
     *nginx_directives.SIGNATURES,
     *nginx_resolvers.SIGNATURES,
     *nginx_user.SIGNATURES,
+    *nginx_upstream_access.SIGNATURES,
     *setup_files.SIGNATURES,
     *newer_services.SIGNATURES,
     *service_configs.SIGNATURES,
@@ -79,6 +84,7 @@ SIGNATURES: tuple[Signature, ...] = (
     *scrape.SIGNATURES,
     *supervisor.SIGNATURES,
     *supervisor_config.SIGNATURES,
+    *open_files.SIGNATURES,
     *clients.SIGNATURES,
     *client_certificates.SIGNATURES,
 )

@@ -195,7 +195,9 @@ def _gpu_driver_not_loaded(evidence: Evidence) -> Diagnosis:
                  Fix("make the host driver work first: `nvidia-smi` on the host must list the GPU (install the driver, "
                      "e.g. `sudo apt install nvidia-driver-580-open`, and reboot; `sudo modprobe nvidia nvidia_uvm` "
                      f"loads it). Where the driver worked before a kernel update, or modprobe says the module is not found, "
-                     f"{NEW_KERNEL_WITHOUT_MODULES}; then "
+                     f"{NEW_KERNEL_WITHOUT_MODULES} (on Arch-based systems, a custom kernel included: reinstall the "
+                     "nvidia-dkms package with the running kernel's headers, linux-*-headers, so DKMS builds the kernel "
+                     "module for the running kernel); then "
                      "`stackctl up`"), **({"device": device} if device else {}))
 
 
@@ -403,7 +405,8 @@ SIGNATURES: tuple[Signature, ...] = (
               r"unknown or invalid runtime name: nvidia|Unknown runtime specified nvidia", _nvidia_runtime_unregistered),
     signature(Cause.gpu_driver_not_loaded,
               r"nvml error: driver not loaded|load library failed: libnvidia-ml\.so|error gathering device information "
-              r"while adding custom device \"/dev/nvidia", _gpu_driver_not_loaded),
+              r"while adding custom device \"/dev/nvidia|NVIDIA-SMI has failed because it couldn't communicate with the "
+              r"NVIDIA driver", _gpu_driver_not_loaded),
     # nvidia-smi's and NVML's words, and the kernel's (dmesg, journalctl) for the same mismatch.
     signature(Cause.driver_library_mismatch,
               r"Driver/library version mismatch|NVML/RM version mismatch|NVRM: API mismatch: the client",

@@ -10,8 +10,9 @@ import re
 from dataclasses import dataclass
 
 from stackctl.diagnosis.evidence import Evidence
-from stackctl.diagnosis.signature import Signature, found, signature
+from stackctl.diagnosis.signature import Signature, found, signature, unnamed
 from stackctl.diagnosis.signatures.connectivity import COMPOSE_SERVICE
+from stackctl.diagnosis.stated_configs import IPV6_REFUSED, no_ipv6
 from stackctl.diagnosis.verdict import Cause, Diagnosis, Fix
 
 # The address and port each program's words name.
@@ -105,7 +106,20 @@ def _why(address: str) -> str:
             "network is online (systemd: After= and Wants=network-online.target)")
 
 
+def _ipv6_unavailable(evidence: Evidence) -> Diagnosis:
+    stated = no_ipv6(evidence.text, evidence.context)
+    if not stated:
+        raise ValueError("no IPv6 refusal on the line")  # the next candidate is tried
+    cause = stated[0]
+    address = cause.name.removeprefix("no IPv6: ")
+    return found(evidence, Cause.ipv6_unavailable,
+                 f"{evidence.context.service} asked for IPv6 ({address}) where the host or container has it off "
+                 "(97: Address family not supported by protocol)", Fix(cause.text, key=cause.key), address=address)
+
+
 SIGNATURES: tuple[Signature, ...] = (
+    # An IPv6 socket the kernel refuses (IPv6 off): told apart from an address the host lacks.
+    signature(Cause.ipv6_unavailable, unnamed(*IPV6_REFUSED), _ipv6_unavailable),
     # A listen or bind, not a connect: a client's "connect: cannot assign requested address" is its
     # own ephemeral ports running out, or an address family off.
     signature(Cause.listen_address_not_on_host,

@@ -1,6 +1,6 @@
 """Wordings of newer service releases: Grafana 12's plugin installer (a core plugin it refuses, the
 deprecated GF_INSTALL_PLUGINS, a synchronous preinstall that exits on a plugin it cannot fetch), an
-exporter flag its release deprecates, dcgm-exporter against another DCGM, and nginx including a file
+exporter flag its release deprecates or refuses beside its renamed successor, dcgm-exporter against another DCGM, and nginx including a file
 only certbot's nginx installer writes."""
 
 from __future__ import annotations
@@ -68,6 +68,29 @@ def _service_flag_deprecated(evidence: Evidence) -> Diagnosis:
                  severity=Severity.advisory, flag=new, deprecated=old)
 
 
+# node_exporter 1.x renamed its filter flags (whitelist/blacklist/ignored-* -> include/exclude) and refuses the old
+# name beside the new one (m-lab/k8s-support#551, node_exporter#2486); 1.1.0 to 1.1.2 refused the old one alone
+# too, its successor having a default (node_exporter#1999, fixed in 1.2.0).
+_EXCLUSIVE_FLAGS = re.compile(r"(?P<first>--[\w.-]+) and (?P<second>--[\w.-]+) are mutually exclusive")
+_OLD_FLAG_NAME = re.compile(r"whitelist|blacklist|ignored|accept-|ignore-")
+
+
+def _service_flags_exclusive(evidence: Evidence) -> Diagnosis:
+    said = evidence.read(_EXCLUSIVE_FLAGS)
+    first, second = said["first"], said["second"]
+    old, new = (first, second) if _OLD_FLAG_NAME.search(first) or not _OLD_FLAG_NAME.search(second) else (second, first)
+    service = evidence.context.service
+    key = images_key(evidence, default="images.node-exporter")
+    return found(evidence, Cause.service_flags_exclusive,
+                 f"{service} refuses {old} beside {new}: the old flag and the renamed flag that replaced it",
+                 Fix(f"{old} is the renamed flag's old name ({new} replaced it): update the flag: pass only {new} (same "
+                     f"value) and remove {old} where the {service} command is written (stackctl's own compose fragment "
+                     f"passes neither: a compose override or a command edited by hand); an image that follows the "
+                     f"latest tag brings such renames unannounced: pin the version in {key}; node_exporter 1.1.0 to "
+                     f"1.1.2 refuse the old name even alone (fixed in 1.2.0)", flag=new, key=key),
+                 flag=new, deprecated=old)
+
+
 def _gpu_exporter_dcgm_mismatch(evidence: Evidence) -> Diagnosis:
     """The exporter's DCGM bindings and the DCGM library (or nv-hostengine) they call are of other
     versions: a release built against another DCGM, or a host engine the image does not match."""
@@ -110,6 +133,7 @@ SIGNATURES: tuple[Signature, ...] = (
               r"invalid service state: Failed.*failed to install plugin.*(?:404|not found|does not exist)",
               _grafana_plugin_install_failed),
     signature(Cause.service_flag_deprecated, _DEPRECATED_FLAG.pattern, _service_flag_deprecated, ADVISORY),
+    signature(Cause.service_flags_exclusive, r"--[\w.-]+ and --[\w.-]+ are mutually exclusive", _service_flags_exclusive),
     signature(Cause.gpu_exporter_dcgm_mismatch, r"level=fatal msg=\"?[^\"]*: API version mismatch|FATA\S* .*: API "
               r"version mismatch", _gpu_exporter_dcgm_mismatch),
     signature(Cause.nginx_certbot_include_missing, _INCLUDED.pattern, _nginx_certbot_include_missing),
