@@ -249,15 +249,18 @@ held-out set of real failure logs collected from other public reports and never 
   nginx's upstream connect refused by SELinux, $connection_upgrade without its map, IPv6 off under a
   [::] listen, a client certificate that does not name the host (subjectAltName), a safetensors file
   cut short, node_exporter's renamed flag beside its old name, supervisord's unescaped % and nvidia-smi
-  without a module for the running kernel, each built from other reports too: own set then 1427/1427).
-- held-out: tests/data/heldout_failures, round 34: 12 logs from 12 other reports (GitHub issues and
+  without a module for the running kernel, each built from other reports too: own set then 1427/1427)
+  and tests/data/heldout_round34 (12 logs from 12 other reports (GitHub issues and
   pull requests: certbot 4, docker 2, node-exporter 2, Prometheus, Grafana, supervisord, vLLM),
   collected while round 33's classes were being built, by a collector who saw neither the
   signatures nor that work, searching error strings no earlier round held; two doubtful logs
   dropped first (a fix read from a diff, an upstream bug whose pin only another issue states) and
   fix fields that repeated the log removed; measured once: 0/12 = 0.0% (own set then 1427/1427);
   two certbot plugin logs were even read as a vLLM flag to remove. Rounds 16 to 34 together:
-  73/178 = 41.0%; rounds 20 to 34: 46/128 = 35.9%. Each file's `# fix:` header lists what a right fix names (`key=`, `flag=`, `env=`:
+  73/178 = 41.0%; rounds 20 to 34: 46/128 = 35.9%).
+- held-out: tests/data/heldout_failures, the next round: logs from other reports, collected after
+  the round before was built from, by a collector who saw neither the signatures nor that work;
+  measured once. Each file's `# fix:` header lists what a right fix names (`key=`, `flag=`, `env=`:
   that field of the fix; `text=`: words in the fix sentence); any one suffices. The class in the
   file name is only a label: a fix reached by another class, or by the fallback reading the remedy
   the log names, counts the same.
