@@ -30,8 +30,33 @@ def _context_window_exceeded(evidence: Evidence) -> Diagnosis:
 
 _FLAG = re.compile(r"(?<![\w-])(--?[A-Za-z][\w-]*)")
 
+# argparse names its program before the error ("vllm: error:", "api_server.py: error:", "vllm bench
+# <bench_type> [options] throughput: error:"), and its usage line names it too.
+_ARGPARSE_PROGRAM = re.compile(r"(?P<program>\S[^:]*?): error: (?:unrecognized arguments?|argument --)")
+_VLLM_PROGRAM = re.compile(r"\bvllm\b|api_server|vllm\.entrypoints", re.IGNORECASE)
+_USAGE = re.compile(r"^\s*usage: (?P<program>\S.*)")
+
+
+def _vllm_argparse(evidence: Evidence) -> None:
+    """Only vLLM's own argparse errors are read as its flags: another program's (certbot's "certbot: error:
+    unrecognized arguments", a plugin's) is that program's, whatever it refuses. Raises ValueError, so the
+    error goes to the next signature or the fallback, where the program is not vLLM."""
+    named = evidence.read(_ARGPARSE_PROGRAM).get("program")
+    if named is None:
+        usage = evidence.all_found(_USAGE, "program")
+        named = usage[0] if usage and usage[0].strip() else None
+    if named is not None and not _VLLM_PROGRAM.search(named):
+        raise ValueError(f"{named} is not vLLM's argument parser")
+    if named is None and evidence.context.service not in _VLLM_LOGS:
+        raise ValueError(f"an argument error in {evidence.context.service}'s log names no program")
+
+
+# The logs vLLM's own argparse errors reach: its own, and its container's start as Docker or Compose report it.
+_VLLM_LOGS = frozenset({"vllm", "docker", "compose"})
+
 
 def _refused_flag(evidence: Evidence) -> Diagnosis:
+    _vllm_argparse(evidence)
     rest = evidence.read(re.compile(r"unrecognized arguments?: ?(?P<rest>.*)")).get("rest", "")
     flags = [flag for flag in _FLAG.findall(rest) if not flag[1:].isdigit()] or [rest.split()[0] if rest else "?"]
     first = flags[0]
@@ -97,6 +122,7 @@ _PARSER_CHOICE = re.compile(
 
 
 def _refused_choice(evidence: Evidence) -> Diagnosis:
+    _vllm_argparse(evidence)
     values = evidence.read(_ARGPARSE_CHOICE)
     if not values:
         parser = evidence.read(_PARSER_CHOICE)
