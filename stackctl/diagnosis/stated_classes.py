@@ -32,6 +32,13 @@ log read with signatures that do not apply):
 - a client refusing a certificate that does not name the host it connected to (ERR_TLS_CERT_ALTNAME_INVALID,
   "Hostname mismatch", "certificate is valid for A, not B"): client_names, before an untrusted chain;
 - a safetensors file cut short or not one at all ("MetadataIncompleteBuffer", "HeaderTooLarge"): weight_files;
+- a certbot plugin the certbot that ran does not load ("certbot: error: unrecognized arguments: --dns-X-...",
+  "does not provide IPluginFactory, skipping"): certbot_plugins; a domain's CAA records refusing Let's Encrypt
+  ("CAA record for X prevents issuance"): acme_caa;
+- iptables' nf_tables backend refusing Docker's chains ("CHAIN_ADD failed (No such file or directory)", "-N DOCKER:
+  ... Chain already exists"): docker_nftables;
+- a Grafana plugin without a signature ('plugin "X" is unsigned'): grafana_signatures;
+- supervisord's user= as a non-root user ("Can't drop privilege as nonroot user"): supervisor_privileges;
 - a script with Windows (CRLF) line endings: its #! interpreter read with the carriage return
   ("/usr/bin/env: 'bash\\r': No such file or directory", "/bin/bash^M: bad interpreter", or the
   message the carriage return folded over: ": No such file or directory").
@@ -42,7 +49,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from stackctl.diagnosis.acme_caa import caa_domain, caa_fix
 from stackctl.diagnosis.acme_dns import NO_ADDRESS, no_address_domain, no_address_fix
+from stackctl.diagnosis.certbot_plugins import plugin_fix, plugin_not_loaded
 from stackctl.diagnosis.client_certificates import (
     certificate_variable,
     untrusted_client,
@@ -50,6 +59,13 @@ from stackctl.diagnosis.client_certificates import (
 )
 from stackctl.diagnosis.client_names import mismatched_target, name_mismatch_fix
 from stackctl.diagnosis.docker_chains import CHAIN_MISSING, chains_fix, missing_chain
+from stackctl.diagnosis.docker_nftables import (
+    chain_exists_fix,
+    existing_chain,
+    nft_add_fix,
+    nft_operation,
+)
+from stackctl.diagnosis.grafana_signatures import unsigned_fix, unsigned_plugin
 from stackctl.diagnosis.illegal_access import ILLEGAL_ADDRESS, illegal_access_fix
 from stackctl.diagnosis.iptables_tables import (
     TABLE_MISSING,
@@ -76,6 +92,7 @@ from stackctl.diagnosis.registry_certificates import registry_fix, untrusted_reg
 from stackctl.diagnosis.stated_cause import StatedCause
 from stackctl.diagnosis.supervisor_config import config_error, config_fix
 from stackctl.diagnosis.supervisor_logs import logfile_fix, logfile_refused
+from stackctl.diagnosis.supervisor_privileges import cannot_drop, cannot_drop_fix
 from stackctl.diagnosis.supervisor_spawn import (
     CHDIR_REFUSED,
     EXITED_127,
@@ -92,7 +109,37 @@ def classes_stated(line: str, traceback: Sequence[str] = ()) -> list[StatedCause
             *_supervisor_spawn(line), *_line_endings(line), *_client_certificate(line), *_iptables_table(line),
             *_proxy_pass(line), *_acme_address(line), *_illegal_access(line), *_nginx_directive(line),
             *_registry_certificate(line), *_supervisor_config(line), *_open_files(line), *_nginx_upstream(line),
-            *_weight_file(line)]
+            *_weight_file(line), *_certbot_refusal(line), *_docker_nftables(line), *_grafana_plugin(line),
+            *_supervisor_user(line)]
+
+
+def _certbot_refusal(line: str) -> list[StatedCause]:
+    plugin = plugin_not_loaded(line)
+    if plugin is not None:
+        return [StatedCause(f"certbot plugin: {plugin.plugin}", plugin_fix(plugin))]
+    domain = caa_domain(line)
+    return [] if domain is None else [StatedCause(f"CAA: {domain}", caa_fix(domain), key="hostname")]
+
+
+def _docker_nftables(line: str) -> list[StatedCause]:
+    operation = nft_operation(line)
+    if operation is not None:
+        return [StatedCause(f"nf_tables: {operation}", nft_add_fix(operation))]
+    chain = existing_chain(line)
+    return [] if chain is None else [StatedCause(f"chain exists: {chain}", chain_exists_fix(chain))]
+
+
+def _grafana_plugin(line: str) -> list[StatedCause]:
+    plugin = unsigned_plugin(line)
+    if plugin is None:
+        return []
+    return [StatedCause(f"unsigned plugin: {plugin or 'unnamed'}", unsigned_fix(plugin),
+                        env="GF_PLUGINS_ALLOW_LOADING_UNSIGNED_PLUGINS")]
+
+
+def _supervisor_user(line: str) -> list[StatedCause]:
+    match = cannot_drop(line)
+    return [] if match is None else [StatedCause("user= as non-root", cannot_drop_fix(match["uid"]))]
 
 
 def _open_files(line: str) -> list[StatedCause]:

@@ -268,6 +268,15 @@ class Cause(str, Enum):
     client_certificate_name_mismatch = "client-certificate-name-mismatch"
     model_weights_corrupt = "model-weights-corrupt"
     service_flags_exclusive = "service-flags-exclusive"
+    # Round 34's misses, built by cause.
+    certbot_plugin_not_loaded = "certbot-plugin-not-loaded"
+    certbot_caa_refused = "certbot-caa-refused"
+    docker_nftables_refused = "docker-nftables-refused"
+    grafana_plugin_unsigned = "grafana-plugin-unsigned"
+    supervisor_user_not_root = "supervisor-user-not-root"
+    model_weights_not_found = "model-weights-not-found"
+    apparmor_ptrace_denied = "apparmor-ptrace-denied"
+    systemd_private_socket_refused = "systemd-private-socket-refused"
     # no signature knows it: the decisive error line and the remedy the log names (fallback.py)
     unrecognised = "unrecognised"
 

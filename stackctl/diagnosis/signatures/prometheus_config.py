@@ -100,6 +100,21 @@ def _prometheus_config_field_newer(evidence: Evidence) -> Diagnosis:
                  fields=", ".join(newer), **({"line": int(line)} if line else {}))
 
 
+# Prometheus before 0.17.0 had no default regex in a relabel config (0.17.0 made it `(.*)`): a file written for a
+# later release, which a newer promtool passes, fails there (prometheus#1458).
+_RELABEL_REGEX_REQUIRED = r"relabel configuration requires a regular expression"
+
+
+def _prometheus_relabel_regex_required(evidence: Evidence) -> Diagnosis:
+    return found(evidence, Cause.prometheus_config_field_newer,
+                 "this Prometheus requires a regex in every relabel config: it predates 0.17.0, which made the "
+                 "default regex (.*), so a file written for a later release does not load",
+                 Fix("upgrade Prometheus to 0.17.0 or later (images.prometheus; stackctl's default is "
+                     "prom/prometheus:v3.5.0), or write `regex: (.*)` in each relabel config; check the file with "
+                     "the promtool of the same release as the server (a newer promtool passes what an older server "
+                     f"refuses: match promtool and Prometheus versions); {_CONFIG_RENDERED}", key="images.prometheus"))
+
+
 def _prometheus_config_field_misplaced(evidence: Evidence) -> Diagnosis:
     """A field a scrape job takes, written outside one (under global:, at the top level): the section
     is wrong, not the release. fallback_scrape_protocol is per job only (Prometheus 3.0 and later; its
@@ -261,6 +276,8 @@ SIGNATURES: tuple[Signature, ...] = (
     signature(Cause.prometheus_config_field_newer,
               rf"field (?:{'|'.join(_NEWER_FIELDS)}) not found in type|unknown fields in \w+: (?:{'|'.join(_NEWER_FIELDS)})\b",
               _prometheus_config_field_newer),
+    # Before the invalid config below, which matches its line too.
+    signature(Cause.prometheus_config_field_newer, _RELABEL_REGEX_REQUIRED, _prometheus_relabel_regex_required),
     signature(Cause.prometheus_config_invalid,
               # Prometheus's own words, with its flag: a bare "Error loading config" is any program's
               # (Codex's config.toml says it too).

@@ -224,6 +224,11 @@ def test_the_collection_covers_every_class_with_real_logs():
     # dcgm-exporter on arm64 (dcgm-exporter#621; its line is the same on amd64, where #612 is the runtime
     # missing: the host's architecture tells them apart; no second arm64 report carrying it was found).
     one_report |= {Cause.quantization_mismatch, Cause.listen_address_refused, Cause.nvml_not_injected_arm64}
+    # Round 34's classes whose only real logs so far are the round's own (tests/data/heldout_round34): no other
+    # public report with its fix stated was found yet for nf_tables refusing Docker's chains (one log per kind), a
+    # checkpoint without weights in the format vLLM loads, AppArmor's ptrace denial and systemd's private socket.
+    one_report |= {Cause.docker_nftables_refused, Cause.model_weights_not_found, Cause.apparmor_ptrace_denied,
+                   Cause.systemd_private_socket_refused}
     assert set(Cause) - covered - request_time - one_report == {Cause.cpu_attention_head_size, Cause.unrecognised}
 
 

@@ -107,6 +107,11 @@ BY_CLASS: dict[Cause, Expect] = {
     C.client_certificate_name_mismatch: Expect("hostname", says=("subjectAltName", "reissue the certificate")),
     C.model_weights_corrupt: Expect("vllm.model_path", says=("download the model again", "--force-download")),
     C.service_flags_exclusive: Expect("images.node-exporter", "{flag}", says=("update the flag", "pin the version")),
+    C.certbot_plugin_not_loaded: Expect(says=("certbot plugins", "same environment", "trust-plugin-with-root=ok")),
+    C.certbot_caa_refused: Expect("hostname", says=("letsencrypt.org", "accounturi", "dig CAA")),
+    C.grafana_plugin_unsigned: Expect(env="GF_PLUGINS_ALLOW_LOADING_UNSIGNED_PLUGINS",
+                                      says=("allow_loading_unsigned_plugins", "signed release")),
+    C.supervisor_user_not_root: Expect(says=("remove user=", "start supervisord as root")),
     C.docker_kernel_module_missing: Expect(says=("sudo modprobe", "modules-load.d")),
     C.nvidia_cdi_hook_missing: Expect(says=("nvidia-cdi-hook", "nvidia-ctk cdi generate")),
     C.nvidia_toolkit_imex_channel: Expect(says=("1.17.3 or later", "1.16.2")),
@@ -502,7 +507,15 @@ ROUND_LABELS = {"cuda_graph_capture_regression": "cuda_graph_capture_failed",
                 "supervisord_percent_in_command_needs_escaping": "supervisor_config_invalid",
                 "vllm_safetensors_metadata_incomplete_buffer_corrupt_shard": "model_weights_corrupt",
                 "node_exporter_systemd_unit_whitelist_and_include_mutually_exclusive": "service_flags_exclusive",
-                "driver_nvidia_smi_no_module_for_custom_kernel": "gpu_driver_not_loaded"}
+                "driver_nvidia_smi_no_module_for_custom_kernel": "gpu_driver_not_loaded",
+                "certbot_caa_accounturi_record_prevents_issuance": "certbot_caa_refused",
+                "certbot_dns_plugin_args_unrecognized_old_system_certbot": "certbot_plugin_not_loaded",
+                "certbot_dns_plugin_entrypoint_not_ipluginfactory_old_certbot": "certbot_plugin_not_loaded",
+                "certbot_dns_plugin_installed_for_other_user_unrecognized_args": "certbot_plugin_not_loaded",
+                "docker_dind_nf_tables_chain_add_failed_needs_iptables_legacy": "docker_nftables_refused",
+                "docker_nftables_filter_chain_docker_already_exists": "docker_nftables_refused",
+                "grafana_unsigned_plugin_not_loaded": "grafana_plugin_unsigned",
+                "supervisord_user_root_cannot_drop_privilege_as_nonroot": "supervisor_user_not_root"}
 
 
 def test_every_class_is_built_from_several_reports():
