@@ -6,18 +6,10 @@ their own class. The lines are real: from tests/data, quoted from the public rep
 
 from __future__ import annotations
 
-from stackctl.config import parse_stack_config
-from stackctl.diagnosis import Cause, diagnose_log
-from stackctl.diagnosis.diagnose import context_for
+from stackctl.diagnosis import Cause
+from tests.unit.diagnosis.reading import diagnosed
 
-_DEFAULTS = parse_stack_config({})
 _NOT_SPAWNED = "supervisor: child process was not spawned"
-
-
-def _diagnose(lines: list[str], service: str = "supervisord"):
-    diagnosis = diagnose_log(lines, context_for(service, _DEFAULTS))
-    assert diagnosis is not None
-    return diagnosis
 
 
 # --- a program's working directory ---------------------------------------------------------------------
@@ -30,7 +22,7 @@ def test_a_working_directory_that_does_not_exist_names_the_directory_line_to_cre
                              "/home/mtime/mx.common.sms.task/mx.common.sms.task"),
                             ("supervisor: couldn't chdir to /home/ubuntu/littleLemon: ENOENT",
                              "/home/ubuntu/littleLemon")):
-        diagnosis = _diagnose([line, _NOT_SPAWNED])
+        diagnosis = diagnosed([line, _NOT_SPAWNED], "supervisord")
         assert diagnosis.cause is Cause.supervisor_spawn_failed
         text = diagnosis.fix.text
         assert f"working directory {directory} (its directory= line) does not exist" in text
@@ -43,7 +35,7 @@ def test_a_working_directory_its_user_may_not_enter_names_the_user_and_the_direc
     # AzuraCast#1701 and allianceauth#553 (fixed by running the program as the directory's owner).
     for line in ("supervisor: couldn't chdir to /var/azuracast/stations/rush/config: EACCES",
                  "supervisor: couldn't chdir to /home/allianceserver/production/allianceauth: EACCES"):
-        text = _diagnose([line, _NOT_SPAWNED]).fix.text
+        text = diagnosed([line, _NOT_SPAWNED], "supervisord").fix.text
         assert "is not open to the user it runs as (user=)" in text
         assert "namei -l" in text and "run the program as the directory's owner (user=)" in text
         assert "does not exist" not in text
@@ -51,17 +43,17 @@ def test_a_working_directory_its_user_may_not_enter_names_the_user_and_the_direc
 
 def test_stackctls_own_programs_are_given_no_directory_so_the_fix_says_whose_configuration_it_is():
     # stackctl/runtime/supervisor.py writes no directory= into its [program:x] sections.
-    text = _diagnose(["supervisor: couldn't chdir to /app: ENOENT"]).fix.text
+    text = diagnosed(["supervisor: couldn't chdir to /app: ENOENT"], "supervisord").fix.text
     assert "gives its programs no directory=" in text
     assert "stackctl points it at the stack directory" not in text
 
 
 def test_the_other_spawn_refusals_keep_their_own_fixes():
     # supervisor#1383: exec refused (EACCES); mlflow-easyauth#1: supervisord's own execute-bit check.
-    execute = _diagnose(["supervisor: couldn't exec mytool: EACCES", _NOT_SPAWNED])
+    execute = diagnosed(["supervisor: couldn't exec mytool: EACCES", _NOT_SPAWNED], "supervisord")
     assert execute.cause is Cause.supervisor_spawn_failed and "chmod +x" in execute.fix.text
     assert "directory=" not in execute.fix.text
-    check = _diagnose(["2020-03-27 07:11:55,663 INFO spawnerr: command at '/app/webserver.sh' is not executable"])
+    check = diagnosed(["2020-03-27 07:11:55,663 INFO spawnerr: command at '/app/webserver.sh' is not executable"], "supervisord")
     assert check.cause is Cause.supervisor_spawn_failed and "chmod +x" in check.fix.text
 
 
@@ -80,7 +72,7 @@ def test_exit_status_127_names_what_the_programs_own_log_tells_apart():
             (["2023-11-28 20:58:23,171 INFO exited: homework-tracker (exit status 127; not expected)",
               ("2023-11-28 20:58:23,172 INFO gave up: homework-tracker entered FATAL state, too many start retries "
                "too quickly")], "homework-tracker")):
-        diagnosis = _diagnose(lines)
+        diagnosis = diagnosed(lines, "supervisord")
         assert diagnosis.cause is Cause.supervisor_gave_up
         assert diagnosis.values == {"program": program, "exit_status": 127}
         text = diagnosis.fix.text
@@ -95,17 +87,17 @@ def test_other_exit_statuses_keep_the_programs_own_log_as_their_fix():
     # supervisor#578 (status 1), seat#33 (status 0: a program that forks into the background).
     for line in ("2015-02-13 01:32:27,665 INFO exited: shadowsocks (exit status 1; not expected)",
                  "2014-04-22 13:51:33,469 INFO exited: seat3 (exit status 0; not expected)"):
-        text = _diagnose([line]).fix.text
+        text = diagnosed([line], "supervisord").fix.text
         assert "dos2unix" not in text and "--explain" in text
 
 
 def test_an_exec_that_finds_no_interpreter_names_the_scripts_first_line_and_its_line_endings():
     # What supervisord 4 wrote here for a script with CRLF line endings and for one whose #! names a
     # missing interpreter: the same line (supervisord had found the script itself before it forked).
-    diagnosis = _diagnose(["supervisor: couldn't exec /tmp/sv/crlf.sh: ENOENT", _NOT_SPAWNED])
+    diagnosis = diagnosed(["supervisor: couldn't exec /tmp/sv/crlf.sh: ENOENT", _NOT_SPAWNED], "supervisord")
     assert diagnosis.cause is Cause.supervisor_command_missing
     assert "`dos2unix /tmp/sv/crlf.sh`" in diagnosis.fix.text and "`#!` line" in diagnosis.fix.text
     # A command supervisord finds nowhere keeps its install fix (supervisor#748).
-    missing = _diagnose(["FATAL  can't find command 'ssserver'"])
+    missing = diagnosed(["FATAL  can't find command 'ssserver'"], "supervisord")
     assert missing.cause is Cause.supervisor_command_missing and "dos2unix" not in missing.fix.text
     assert "install what the program runs" in missing.fix.text

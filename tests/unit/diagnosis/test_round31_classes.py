@@ -7,19 +7,8 @@ from tests/data, quoted from the public report named beside them."""
 
 from __future__ import annotations
 
-from stackctl.config import parse_stack_config
-from stackctl.diagnosis import Cause, diagnose_log
-from stackctl.diagnosis.diagnose import context_for
+from stackctl.diagnosis import Cause
 from stackctl.diagnosis.stated_classes import classes_stated
-
-_DEFAULTS = parse_stack_config({})
-
-
-def _diagnose(lines: list[str], service: str):
-    diagnosis = diagnose_log(lines, context_for(service, _DEFAULTS))
-    assert diagnosis is not None
-    return diagnosis
-
 
 # --- a client that does not trust the endpoint's certificate ------------------------------------------
 
@@ -37,11 +26,12 @@ _PYTHON_REFUSALS = (
     "/api/parsing/upload (Caused by SSLError(SSLCertVerificationError(1, '[SSL: CERTIFICATE_VERIFY_FAILED] certificate "
     "verify failed: self-signed certificate in certificate chain (_ssl.c:1000)')))"),  # llama_cloud_services#348
 )
+from tests.unit.diagnosis.reading import diagnosed
 
 
 def test_a_node_client_refusing_the_chain_names_node_extra_ca_certs_and_never_turning_verification_off():
     for line in _NODE_REFUSALS:
-        diagnosis = _diagnose([line], "filter-proxy")
+        diagnosis = diagnosed([line], "filter-proxy")
         assert diagnosis.cause is Cause.client_certificate_untrusted, line
         assert diagnosis.fix.env == "NODE_EXTRA_CA_CERTS"
         text = diagnosis.fix.text
@@ -51,7 +41,7 @@ def test_a_node_client_refusing_the_chain_names_node_extra_ca_certs_and_never_tu
 
 def test_a_python_client_refusing_the_chain_names_ssl_cert_file_and_requests_bundle():
     for line in _PYTHON_REFUSALS:
-        diagnosis = _diagnose([line], "filter-proxy")
+        diagnosis = diagnosed([line], "filter-proxy")
         assert diagnosis.cause is Cause.client_certificate_untrusted, line
         assert diagnosis.fix.env == "SSL_CERT_FILE"
         assert "REQUESTS_CA_BUNDLE" in diagnosis.fix.text and "NODE_EXTRA_CA_CERTS" not in diagnosis.fix.text
@@ -59,14 +49,14 @@ def test_a_python_client_refusing_the_chain_names_ssl_cert_file_and_requests_bun
 
 def test_the_fix_says_where_stackctls_certificate_comes_from_since_it_makes_no_ca_of_its_own():
     # stackctl/tls/certbot.py: Let's Encrypt, --staging or --acme-server; the chain under letsencrypt_dir/live/.
-    text = _diagnose([_NODE_REFUSALS[0]], "filter-proxy").fix.text
+    text = diagnosed([_NODE_REFUSALS[0]], "filter-proxy").fix.text
     assert "stackctl makes no CA of its own" in text and "--staging" in text and "--acme-server" in text
     assert "LETSENCRYPT_DIR/live/HOSTNAME/fullchain.pem" in text
 
 
 def test_a_client_that_cannot_connect_at_all_keeps_its_base_url_fix():
     # openmanus#470 (tests/data): the OpenAI SDK's Connection error is the base URL, not a certificate.
-    diagnosis = _diagnose(["2025-03-11 17:51:59.330 | ERROR    | app.llm:ask_tool:260 - API error: Connection error."],
+    diagnosis = diagnosed(["2025-03-11 17:51:59.330 | ERROR    | app.llm:ask_tool:260 - API error: Connection error."],
                           "filter-proxy")
     assert diagnosis.cause is Cause.client_base_url
 
@@ -86,7 +76,7 @@ _NAT = ["failed to start daemon: Error initializing network controller: ",
 
 
 def test_docker_28s_raw_table_missing_names_iptable_raw_iptables_nft_and_docker_27():
-    diagnosis = _diagnose([_RAW, "Perhaps iptables or your kernel needs to be upgraded.", " (exit status 3))"], "docker")
+    diagnosis = diagnosed([_RAW, "Perhaps iptables or your kernel needs to be upgraded.", " (exit status 3))"], "docker")
     assert diagnosis.cause is Cause.docker_kernel_module_missing
     assert diagnosis.values["table"] == "raw" and diagnosis.values["modules"] == "ip_tables, iptable_raw"
     text = diagnosis.fix.text
@@ -96,7 +86,7 @@ def test_docker_28s_raw_table_missing_names_iptable_raw_iptables_nft_and_docker_
 
 
 def test_a_kernel_without_legacy_iptables_names_iptables_nft_and_the_kernel_options():
-    diagnosis = _diagnose(_NAT, "docker")
+    diagnosis = diagnosed(_NAT, "docker")
     assert diagnosis.cause is Cause.docker_kernel_module_missing and diagnosis.values["table"] == "nat"
     text = diagnosis.fix.text
     assert "sudo modprobe ip_tables iptable_nat" in text and "iptables-nft" in text
@@ -105,12 +95,12 @@ def test_a_kernel_without_legacy_iptables_names_iptables_nft_and_the_kernel_opti
 
 def test_docker_28s_ipsets_and_flushed_chains_keep_their_own_fixes():
     # moby#49524: the ipset modules; moby#35161 family (tests/data): a chain flushed, the table is there.
-    ipset = _diagnose([('failed to start daemon: Error initializing network controller: error obtaining controller '
+    ipset = diagnosed([('failed to start daemon: Error initializing network controller: error obtaining controller '
                        'instance: failed to register "bridge" driver: creating ipset docker-ext-bridges-v4: invalid '
                        'argument (kernel modules ip_set, ip_set_hash_net and netfilter_xt_set are required)')], "docker")
     assert ipset.cause is Cause.docker_kernel_module_missing and "ip_set" in ipset.values["modules"]
     assert "iptables-nft" not in ipset.fix.text
-    chain = _diagnose([("ERROR: Failed to Setup IP tables: Unable to enable SKIP DNAT rule:  (iptables failed: iptables "
+    chain = diagnosed([("ERROR: Failed to Setup IP tables: Unable to enable SKIP DNAT rule:  (iptables failed: iptables "
                        "--wait -t nat -I DOCKER -i br-5c61efe98fd0 -j RETURN: iptables: No chain/target/match by that "
                        "name.")], "docker")
     assert chain.cause is Cause.docker_iptables_chain_missing
@@ -122,7 +112,7 @@ def test_a_proxy_pass_uri_in_a_regex_location_names_the_place_a_prefix_location_
     # st2#4172, jfa-go#211.
     line = ('nginx: [emerg] "proxy_pass" cannot have URI part in location given by regular expression, or inside named '
             'location, or inside "if" statement, or inside "limit_except" block in /etc/nginx/conf.d/st2.conf:87')
-    diagnosis = _diagnose([line], "nginx")
+    diagnosis = diagnosed([line], "nginx")
     assert diagnosis.cause is Cause.nginx_proxy_pass_uri_in_regex
     assert diagnosis.values == {"file": "/etc/nginx/conf.d/st2.conf", "line": "87"}
     text = diagnosis.fix.text
@@ -132,7 +122,7 @@ def test_a_proxy_pass_uri_in_a_regex_location_names_the_place_a_prefix_location_
 
 def test_an_upstream_name_nginx_cannot_resolve_keeps_its_own_class():
     line = '2024/06/22 16:54:59 [emerg] 1#1: host not found in upstream "pipedfrontend:80" in /etc/nginx/conf.d/p.conf:2'
-    assert _diagnose([line], "nginx").cause is Cause.nginx_upstream_host_unknown
+    assert diagnosed([line], "nginx").cause is Cause.nginx_upstream_host_unknown
 
 
 # --- the ACME server finding no address ---------------------------------------------------------------
@@ -145,14 +135,14 @@ def test_no_valid_ip_addresses_names_the_authoritative_dns_and_dig_trace():
                            "51cy.club"),
                           ([("  Detail: no valid A records found for video2vid.tk; no valid AAAA records found for "
                             "video2vid.tk")], "video2vid.tk")):
-        diagnosis = _diagnose(lines, "certbot")
+        diagnosis = diagnosed(lines, "certbot")
         assert diagnosis.cause is Cause.certbot_dns_no_address and diagnosis.values["domain"] == domain
         assert f"dig +trace A {domain}" in diagnosis.fix.text and diagnosis.fix.key == "hostname"
 
 
 def test_nxdomain_keeps_its_create_the_record_fix():
     line = "Detail: DNS problem: NXDOMAIN looking up A for officeapps.shomar.com"  # certbot#2777
-    assert _diagnose([line], "certbot").cause is Cause.certbot_dns_missing
+    assert diagnosed([line], "certbot").cause is Cause.certbot_dns_missing
 
 
 # --- a CUDA kernel's illegal memory access ------------------------------------------------------------
@@ -162,7 +152,7 @@ def test_an_illegal_memory_access_names_cudagraph_mode_enforce_eager_and_how_to_
     for lines, under_graphs in ((["torch.AcceleratorError: CUDA error: an illegal memory access was encountered"], False),
                                 (["INFO 10-12 13:53:25 model_runner.py:1181] Capturing the model for CUDA graphs.",
                                   "RuntimeError: CUDA error: an illegal memory access was encountered"], True)):
-        diagnosis = _diagnose(lines, "vllm")
+        diagnosis = diagnosed(lines, "vllm")
         assert diagnosis.cause is Cause.cuda_illegal_memory_access
         assert (diagnosis.fix.key, diagnosis.fix.flag) == ("vllm.extra_args", "--compilation-config")
         text = diagnosis.fix.text
@@ -173,7 +163,7 @@ def test_an_illegal_memory_access_names_cudagraph_mode_enforce_eager_and_how_to_
 
 def test_a_cause_the_log_names_beside_the_illegal_access_wins():
     # vllm#48749 (tests/data): a capture refusal keeps its own class; the illegal access is only a consequence.
-    capture = _diagnose([("(EngineCore pid=1140) ERROR 07-15 00:27:03 core.py:1231] torch.AcceleratorError: CUDA error: "
+    capture = diagnosed([("(EngineCore pid=1140) ERROR 07-15 00:27:03 core.py:1231] torch.AcceleratorError: CUDA error: "
                          "operation not permitted when stream is capturing"),
                          "RuntimeError: CUDA error: an illegal memory access was encountered"], "vllm")
     assert capture.cause is Cause.cuda_graph_capture_failed

@@ -9,19 +9,13 @@ from __future__ import annotations
 import pytest
 
 from stackctl.config import parse_stack_config
-from stackctl.diagnosis import Cause, diagnose_log
+from stackctl.diagnosis import Cause
 from stackctl.diagnosis.diagnose import context_for
 from stackctl.diagnosis.fallback import fallback_diagnosis
 from stackctl.diagnosis.remedy import named_remedies
 from stackctl.diagnosis.stated_classes import classes_stated
 
 _DEFAULTS = parse_stack_config({})
-
-
-def _diagnose(lines: list[str], service: str):
-    diagnosis = diagnose_log(lines, context_for(service, _DEFAULTS))
-    assert diagnosis is not None
-    return diagnosis
 
 
 # --- nginx's unknown directive ------------------------------------------------------------------------
@@ -35,11 +29,12 @@ _MODULE_NOT_LOADED = (
     ("2018/12/14 19:49:41 [emerg] 6238#6238: unknown directive \"more_clear_headers\" in "
      "/etc/nginx/sites-enabled/dashboard.nginx.conf:32"),  # GSA/data.gov#546
 )
+from tests.unit.diagnosis.reading import diagnosed
 
 
 @pytest.mark.parametrize("line", _HTTP2_TOO_NEW)
 def test_http2_on_is_a_directive_of_nginx_1_25_1_written_the_older_way_before_it(line):
-    diagnosis = _diagnose([line], "nginx")
+    diagnosis = diagnosed([line], "nginx")
     assert diagnosis.cause is Cause.nginx_directive_too_new and diagnosis.values["since"] == "1.25.1"
     assert "listen 443 ssl http2;" in diagnosis.fix.text and "upgrade nginx" in diagnosis.fix.text
     # stackctl's site writes `listen ... ssl http2`: the directive is from a configuration it did not render.
@@ -48,7 +43,7 @@ def test_http2_on_is_a_directive_of_nginx_1_25_1_written_the_older_way_before_it
 
 @pytest.mark.parametrize("line", _MODULE_NOT_LOADED)
 def test_a_modules_directive_is_its_module_not_loaded_not_a_newer_nginx(line):
-    diagnosis = _diagnose([line], "nginx")
+    diagnosis = diagnosed([line], "nginx")
     assert diagnosis.cause is Cause.nginx_directive_unknown
     assert "headers-more" in diagnosis.fix.text and "load_module" in diagnosis.fix.text
     assert "1.25.1" not in diagnosis.fix.text
@@ -58,10 +53,10 @@ def test_nginx_directive_neighbours_keep_their_class():
     # matomo-nginx#85: the deprecation warning of 1.25.1 and later, the other way round.
     deprecated = ('nginx: [warn] the "listen ... http2" directive is deprecated, use the "http2" directive instead in '
                   "/etc/nginx/sites-enabled/matomo.conf:3")
-    assert _diagnose([deprecated], "nginx").cause is Cause.nginx_directive_deprecated
+    assert diagnosed([deprecated], "nginx").cause is Cause.nginx_directive_deprecated
     # open-ethereum-pool#203: a known directive in the wrong block.
     misplaced = 'nginx: [emerg] "location" directive is not allowed here in /etc/nginx/sites-enabled/default:93'
-    assert _diagnose([misplaced], "nginx").cause is Cause.nginx_directive_misplaced
+    assert diagnosed([misplaced], "nginx").cause is Cause.nginx_directive_misplaced
 
 
 def test_the_fallback_reads_the_unknown_directive_by_its_cause_and_names_no_setting_of_it():
@@ -94,14 +89,14 @@ _PRIVATE = ("FATA[0004] Error response from daemon: v1 ping attempt failed with 
 
 @pytest.mark.parametrize("line", _PROXIED)
 def test_a_public_registrys_refused_chain_is_a_tls_intercepting_proxys_ca(line):
-    diagnosis = _diagnose([line], "docker")
+    diagnosis = diagnosed([line], "docker")
     assert diagnosis.cause is Cause.docker_registry_certificate_untrusted and diagnosis.values["signer"] == "proxy"
     assert "TLS-intercepting proxy" in diagnosis.fix.text and "update-ca-certificates" in diagnosis.fix.text
     assert "Never list a public registry in insecure-registries" in diagnosis.fix.text
 
 
 def test_a_private_registrys_refused_chain_is_its_own_ca_in_certs_d():
-    diagnosis = _diagnose([_PRIVATE], "docker")
+    diagnosis = diagnosed([_PRIVATE], "docker")
     assert diagnosis.cause is Cause.docker_registry_certificate_untrusted and diagnosis.values["signer"] == "registry"
     assert "/etc/docker/certs.d/ec2-52-17-207-222.eu-west-1.compute.amazonaws.com:443/ca.crt" in diagnosis.fix.text
     assert "TLS-intercepting proxy" not in diagnosis.fix.text
@@ -109,7 +104,7 @@ def test_a_private_registrys_refused_chain_is_its_own_ca_in_certs_d():
 
 def test_registry_certificate_neighbours_keep_their_class():
     # A client of the endpoint (Node's and Python's words) is client-certificate-untrusted, not Docker's.
-    assert _diagnose(["Failed to connect to api.anthropic.com: SELF_SIGNED_CERT_IN_CHAIN"],
+    assert diagnosed(["Failed to connect to api.anthropic.com: SELF_SIGNED_CERT_IN_CHAIN"],
                      "filter-proxy").cause is Cause.client_certificate_untrusted
     # Go's same words from a scrape (prometheus#911) or a probe (blackbox_exporter#964) are no registry's.
     for line in ("Get https://db1.xxxx.com:5458/metrics: x509: certificate signed by unknown authority",
@@ -117,7 +112,7 @@ def test_registry_certificate_neighbours_keep_their_class():
                   'level=error msg="Error for HTTP request" err="Get \\"https://xxx.yyy.zz.ww\\": x509: certificate '
                   'signed by unknown authority"')):
         assert classes_stated(line) == []
-        assert _diagnose([line], "prometheus").cause is not Cause.docker_registry_certificate_untrusted
+        assert diagnosed([line], "prometheus").cause is not Cause.docker_registry_certificate_untrusted
 
 
 def test_the_fallback_names_the_proxys_ca_for_a_registry_refusal():
@@ -134,11 +129,11 @@ _NOT_INI = ["Starting supervisord: Error: File contains no section headers.",  #
 
 
 def test_a_program_file_without_its_header_needs_its_program_section_line():
-    diagnosis = _diagnose(_NO_HEADER, "supervisord")
+    diagnosis = diagnosed(_NO_HEADER, "supervisord")
     assert diagnosis.cause is Cause.supervisor_config_invalid
     assert "/etc/supervisor/conf.d/idle.conf" in diagnosis.fix.text and "[program:NAME]" in diagnosis.fix.text
     # A file that is no ini at all is written again, not given a header.
-    other = _diagnose(_NOT_INI, "supervisord")
+    other = diagnosed(_NOT_INI, "supervisord")
     assert "is no supervisord configuration" in other.fix.text and "[program:NAME]" not in other.fix.text
 
 
@@ -148,7 +143,7 @@ def test_a_program_file_without_its_header_needs_its_program_section_line():
      "exist. in section 'program:laravel-worker' (file: '/etc/supervisor/conf.d/laravel-worker.conf')"),  # #946
 ])
 def test_quotation_marks_kept_in_a_value_are_to_remove(line):
-    diagnosis = _diagnose([line], "supervisord")
+    diagnosis = diagnosed([line], "supervisord")
     assert diagnosis.cause is Cause.supervisor_config_invalid and diagnosis.values["error"] == "quoted value"
     assert "remove the quotes" in diagnosis.fix.text
 
@@ -157,9 +152,9 @@ def test_supervisor_config_neighbours_keep_their_class():
     # A path without quotes whose directory is missing (supervisor#1229's words) is no parse error.
     plain = "Error: The directory named as part of the path /var/log/supervisor/supervisord.log does not exist"
     assert not [cause for cause in classes_stated(plain) if cause.name.startswith("supervisord config")]
-    assert _diagnose([plain], "supervisord").cause is not Cause.supervisor_config_invalid
+    assert diagnosed([plain], "supervisord").cause is not Cause.supervisor_config_invalid
     # supervisorctl's config without its section (orf/simple#50) keeps its class.
-    assert _diagnose(["Error: .ini file does not include supervisorctl section"],
+    assert diagnosed(["Error: .ini file does not include supervisorctl section"],
                      "supervisord").cause is Cause.supervisorctl_section_missing
 
 

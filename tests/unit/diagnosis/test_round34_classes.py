@@ -11,21 +11,9 @@ import pytest
 from stackctl.config import parse_stack_config
 from stackctl.diagnosis import Cause, diagnose_log
 from stackctl.diagnosis.diagnose import context_for
-from stackctl.diagnosis.fallback import fallback_diagnosis
+from tests.unit.diagnosis.reading import diagnosed, read_by_fallback
 
 _DEFAULTS = parse_stack_config({})
-
-
-def _diagnose(lines: list[str], service: str):
-    diagnosis = diagnose_log(lines, context_for(service, _DEFAULTS))
-    assert diagnosis is not None
-    return diagnosis
-
-
-def _fallback(lines: list[str], service: str):
-    diagnosis = fallback_diagnosis(lines, context_for(service, _DEFAULTS))
-    assert diagnosis is not None and diagnosis.cause is Cause.unrecognised
-    return diagnosis
 
 
 # --- only vLLM's own argparse errors are vLLM's flags ------------------------------------------------------
@@ -40,7 +28,7 @@ _CERTBOT_USAGE = [  # hsmade/certbot-dns-transip#16
 
 @pytest.mark.parametrize("service", ["certbot", "vllm", "docker"])
 def test_certbots_unrecognized_arguments_are_never_a_vllm_flag_to_remove(service):
-    diagnosis = _diagnose(_CERTBOT_USAGE, service)
+    diagnosis = diagnosed(_CERTBOT_USAGE, service)
     assert diagnosis.cause is not Cause.refused_flag
     assert "vllm.extra_args" not in diagnosis.fix.text and diagnosis.fix.key != "vllm.extra_args"
 
@@ -52,22 +40,22 @@ def test_certbots_unrecognized_arguments_are_never_a_vllm_flag_to_remove(service
     ["unrecognized arguments: --enable-prompt-tokens-details"],  # deepseek-v4-flash-dspark#17: no program named
 ])
 def test_vllms_own_argparse_errors_stay_refused_flags(lines):
-    assert _diagnose(lines, "vllm").cause is Cause.refused_flag
+    assert diagnosed(lines, "vllm").cause is Cause.refused_flag
 
 
 def test_a_bare_unrecognized_arguments_line_is_vllms_only_in_a_vllm_or_container_log():
     line = ["unrecognized arguments: --enable-prompt-tokens-details"]
-    assert _diagnose(line, "docker").cause is Cause.refused_flag
-    assert _diagnose(line, "prometheus").cause is not Cause.refused_flag
+    assert diagnosed(line, "docker").cause is Cause.refused_flag
+    assert diagnosed(line, "prometheus").cause is not Cause.refused_flag
 
 
 def test_another_programs_invalid_choice_is_not_vllms_refused_choice():
     # vLLM's own (tpu-inference#1136) keeps its class; the same argparse words from another program do not.
     ours = ("vllm bench <bench_type> [options] throughput: error: argument --kv-cache-dtype: invalid choice: 'fp8_5m2' "
             "(choose from auto, bfloat16, fp8, fp8_ds_mla, fp8_e4m3, fp8_e5m2, fp8_inc)")
-    assert _diagnose([ours], "vllm").cause is Cause.refused_choice
+    assert diagnosed([ours], "vllm").cause is Cause.refused_choice
     theirs = ours.replace("vllm bench <bench_type> [options] throughput", "certbot")
-    assert _diagnose([theirs], "certbot").cause is not Cause.refused_choice
+    assert diagnosed([theirs], "certbot").cause is not Cause.refused_choice
 
 
 # --- a certbot plugin the certbot that ran does not load ------------------------------------------------
@@ -83,19 +71,19 @@ _ENTRY_POINT = ["PluginEntryPoint#dns-transip does not provide IPluginFactory, s
 
 @pytest.mark.parametrize("line", _PLUGIN_OPTIONS)
 def test_refused_plugin_options_are_a_plugin_installed_for_another_certbot(line):
-    diagnosis = _diagnose([line], "certbot")
+    diagnosis = diagnosed([line], "certbot")
     assert diagnosis.cause is Cause.certbot_plugin_not_loaded and diagnosis.values["kind"] == "options"
     assert "same environment" in diagnosis.fix.text and "sudo pip3 install" in diagnosis.fix.text
-    assert "certbot plugins" in _fallback([line], "certbot").fix.text
+    assert "certbot plugins" in read_by_fallback([line], "certbot").fix.text
 
 
 def test_cpanels_prefixed_options_name_their_plugin():
-    assert _diagnose([_PLUGIN_OPTIONS[0]], "certbot").values["plugin"] == "certbot-dns-cpanel"
-    assert _diagnose([_PLUGIN_OPTIONS[1]], "certbot").values["plugin"] == "dns-domeneshop"
+    assert diagnosed([_PLUGIN_OPTIONS[0]], "certbot").values["plugin"] == "certbot-dns-cpanel"
+    assert diagnosed([_PLUGIN_OPTIONS[1]], "certbot").values["plugin"] == "dns-domeneshop"
 
 
 def test_a_skipped_entry_point_is_a_certbot_older_than_the_plugin():
-    diagnosis = _diagnose(_ENTRY_POINT, "certbot")
+    diagnosis = diagnosed(_ENTRY_POINT, "certbot")
     assert diagnosis.cause is Cause.certbot_plugin_not_loaded and diagnosis.values["kind"] == "entry point"
     assert "Upgrade certbot" in diagnosis.fix.text and "1.12.0" in diagnosis.fix.text
 
@@ -108,7 +96,7 @@ def test_certbots_own_option_refused_is_not_a_plugin():
 
 def test_the_nginx_plugin_missing_keeps_its_class():
     line = "The requested nginx plugin does not appear to be installed"  # certbot#6114
-    assert _diagnose([line], "certbot").cause is Cause.certbot_nginx_plugin_missing
+    assert diagnosed([line], "certbot").cause is Cause.certbot_nginx_plugin_missing
 
 
 # --- CAA ------------------------------------------------------------------------------------------------
@@ -117,7 +105,7 @@ _CAA = ["Type:   caa", "Detail: While processing CAA for cc2.kvin.wang: CAA reco
 
 
 def test_caa_refusal_names_letsencrypt_and_the_account_uri():
-    diagnosis = _diagnose(_CAA, "certbot")  # dstack-examples#109
+    diagnosis = diagnosed(_CAA, "certbot")  # dstack-examples#109
     assert diagnosis.cause is Cause.certbot_caa_refused and diagnosis.values["domain"] == "cc2.kvin.wang"
     assert "0 issue \"letsencrypt.org\"" in diagnosis.fix.text and "accounturi" in diagnosis.fix.text
     assert diagnosis.fix.key == "hostname"
@@ -140,14 +128,14 @@ _CHAIN_EXISTS = ("1月 08 07:43:05 localhost dockerd[18260]: Error starting daem
 
 
 def test_nf_tables_chain_add_failing_is_legacy_iptables_where_dockerd_runs():
-    diagnosis = _diagnose([_CHAIN_ADD], "docker")
+    diagnosis = diagnosed([_CHAIN_ADD], "docker")
     assert diagnosis.cause is Cause.docker_nftables_refused and diagnosis.values["kind"] == "backend unusable"
     assert "update-alternatives --set iptables /usr/sbin/iptables-legacy" in diagnosis.fix.text
-    assert "iptables-legacy" in _fallback([_CHAIN_ADD], "docker").fix.text
+    assert "iptables-legacy" in read_by_fallback([_CHAIN_ADD], "docker").fix.text
 
 
 def test_a_chain_already_there_is_stale_rules_and_the_docker0_bridge():
-    diagnosis = _diagnose([_CHAIN_EXISTS], "docker")
+    diagnosis = diagnosed([_CHAIN_EXISTS], "docker")
     assert diagnosis.cause is Cause.docker_nftables_refused and diagnosis.values["chain"] == "DOCKER"
     assert "ip link delete docker0" in diagnosis.fix.text and "restart nftables" in diagnosis.fix.text
 
@@ -155,7 +143,7 @@ def test_a_chain_already_there_is_stale_rules_and_the_docker0_bridge():
 def test_neighbours_keep_their_class():
     # A rule's insert failing the same way is a match module missing (docker/for-linux#1521: xt_set).
     insert = ("iptables v1.8.10 (nf_tables):  RULE_INSERT failed (No such file or directory): rule in chain FORWARD")
-    assert _diagnose([insert], "docker").cause is not Cause.docker_nftables_refused
+    assert diagnosed([insert], "docker").cause is not Cause.docker_nftables_refused
     # Docker's warning about a DOCKER-USER chain the user made (moby#46147) is no failure of this class.
     warning = ('time="2023-12-27T01:05:46.780516480+01:00" level=warning msg="Failed to create DOCKER-USER IPV4 chain" '
                'error="iptables failed: iptables -t filter -N DOCKER-USER: iptables: Chain already exists.\\n (exit '
@@ -176,7 +164,7 @@ _SKIPPED = ('logger=plugins.signature.validation t=2024-07-01T12:10:13.396552752
 @pytest.mark.parametrize(("line", "plugin"), [(_UNSIGNED, "vertamedia-clickhouse-datasource"),
                                               (_SKIPPED, "mahendrapaipuri-dashboardreporter-app")])
 def test_an_unsigned_plugin_is_allowed_by_its_id(line, plugin):
-    diagnosis = _diagnose([line], "grafana")
+    diagnosis = diagnosed([line], "grafana")
     assert diagnosis.cause is Cause.grafana_plugin_unsigned and diagnosis.values["plugin"] == plugin
     assert f"GF_PLUGINS_ALLOW_LOADING_UNSIGNED_PLUGINS={plugin}" in diagnosis.fix.text
     assert diagnosis.fix.env == "GF_PLUGINS_ALLOW_LOADING_UNSIGNED_PLUGINS"
@@ -184,28 +172,28 @@ def test_an_unsigned_plugin_is_allowed_by_its_id(line, plugin):
 
 def test_the_fallback_reads_an_unsigned_plugin_from_grafanas_error_line():
     # The fallback leads with an error line, never a warning, so only the lvl=eror record is its.
-    assert "allow_loading_unsigned_plugins" in _fallback([_UNSIGNED], "grafana").fix.text
+    assert "allow_loading_unsigned_plugins" in read_by_fallback([_UNSIGNED], "grafana").fix.text
 
 
 def test_grafanas_plugin_download_failure_keeps_its_class():
     line = ('logger=plugin.installer t=2023-11-20T10:01:24.437+00:00 level=error msg="Failed to install plugin" '
             'pluginId=grafana-clock-panel error="Get \\"https://grafana.com/api/plugins/grafana-clock-panel/versions\\": '
             'dial tcp: lookup grafana.com: no such host"')
-    assert _diagnose([line], "grafana").cause is not Cause.grafana_plugin_unsigned
+    assert diagnosed([line], "grafana").cause is not Cause.grafana_plugin_unsigned
 
 
 # --- supervisord's user= as non-root ----------------------------------------------------------------------
 
 def test_user_root_as_non_root_is_remove_user():
     lines = ["Error: Can't drop privilege as nonroot user", "For help, use /usr/local/bin/supervisord -h"]  # ascender#575
-    diagnosis = _diagnose(lines, "supervisord")
+    diagnosis = diagnosed(lines, "supervisord")
     assert diagnosis.cause is Cause.supervisor_user_not_root and "remove user=" in diagnosis.fix.text
-    assert "user=root" in _fallback(lines, "supervisord").fix.text
+    assert "user=root" in read_by_fallback(lines, "supervisord").fix.text
 
 
 def test_a_programs_user_names_its_uid():
     line = "supervisor: couldn't setuid to 620: Can't drop privilege as nonroot user"  # supervisor#1405
-    diagnosis = _diagnose([line], "supervisord")
+    diagnosis = diagnosed([line], "supervisord")
     assert diagnosis.cause is Cause.supervisor_user_not_root and diagnosis.values["uid"] == "620"
     assert "[program:x]" in diagnosis.fix.text
 
@@ -215,33 +203,33 @@ def test_a_programs_user_names_its_uid():
 def test_a_relabel_config_without_regex_is_a_prometheus_older_than_0_17():
     line = ('time="2016-03-03T19:21:53Z" level=error msg="Couldn\'t load configuration (-config.file=/etc/prometheus/'
             'prometheus.yml): relabel configuration requires a regular expression" source="main.go:208"')  # prometheus#1458
-    diagnosis = _diagnose([line], "prometheus")
+    diagnosis = diagnosed([line], "prometheus")
     assert diagnosis.cause is Cause.prometheus_config_field_newer and diagnosis.fix.key == "images.prometheus"
     assert "0.17.0" in diagnosis.fix.text and "promtool and Prometheus versions" in diagnosis.fix.text
     # Any other error loading the file keeps its class (prometheus#1149: a YAML error).
     other = ("ERRO[843257] Couldn't load configuration (-config.file=prometheus.yml): yaml: line 359: did not find "
              "expected '-' indicator  source=main.go:208")
-    assert _diagnose([other], "prometheus").cause is Cause.prometheus_config_invalid
+    assert diagnosed([other], "prometheus").cause is Cause.prometheus_config_invalid
 
 
 def test_no_weights_of_the_loaded_format_is_the_load_format_flag():
     line = ("RuntimeError: Cannot find any model weights with `/home/huggingface_models/models--lmsys--vicuna-13b-v1.5/"
             "snapshots/3deb0106f72a3a433f0c6ea0cb978bdf14bcd3a6`")  # vllm#3329
-    diagnosis = _diagnose([line], "vllm")
+    diagnosis = diagnosed([line], "vllm")
     assert diagnosis.cause is Cause.model_weights_not_found and diagnosis.fix.flag == "--load-format"
     assert "remove --load-format" in diagnosis.fix.text and ".safetensors files" in diagnosis.fix.text
 
 
 def test_a_safetensors_file_cut_short_keeps_its_class():
     line = "safetensors_rust.SafetensorError: Error while deserializing header: MetadataIncompleteBuffer"  # Qwen3-VL#264
-    assert _diagnose([line], "vllm").cause is Cause.model_weights_corrupt
+    assert diagnosed([line], "vllm").cause is Cause.model_weights_corrupt
 
 
 def test_apparmors_ptrace_denial_is_the_exporter_unconfined():
     line = ('audit: type=1400 audit(1769757582.095:122939): apparmor="DENIED" operation="ptrace" class="ptrace" '
             'profile="cri-containerd.apparmor.d" pid=3673482 comm="node_exporter" requested_mask="read" '
             'denied_mask="read" peer="unconfined"')  # atmosphere#3493
-    diagnosis = _diagnose([line], "node-exporter")
+    diagnosis = diagnosed([line], "node-exporter")
     assert diagnosis.cause is Cause.apparmor_ptrace_denied and diagnosis.values["profile"] == "cri-containerd.apparmor.d"
     assert "apparmor:unconfined" in diagnosis.fix.text and "AppArmor profile" in diagnosis.fix.text
 
@@ -252,6 +240,6 @@ def test_systemds_private_socket_needs_root():
              ('Jan 30 20:07:25 xenial prometheus-node-exporter[2047]: time="2019-01-30T20:07:25Z" level=error '
               'msg="ERROR: systemd collector failed after 0.000298s: couldn\'t get units: couldn\'t get dbus '
               'connection: read unix @->/run/systemd/private: read: connection reset by peer" source="collector.go:132"')]
-    diagnosis = _diagnose(lines, "node-exporter")  # node_exporter#1246
+    diagnosis = diagnosed(lines, "node-exporter")  # node_exporter#1246
     assert diagnosis.cause is Cause.systemd_private_socket_refused
     assert "run node_exporter as root" in diagnosis.fix.text and "--no-collector.systemd" in diagnosis.fix.text

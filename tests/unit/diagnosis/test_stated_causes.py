@@ -8,20 +8,13 @@ from __future__ import annotations
 import pytest
 
 from stackctl.config import parse_stack_config
-from stackctl.diagnosis import Cause
 from stackctl.diagnosis.diagnose import context_for
-from stackctl.diagnosis.fallback import fallback_diagnosis
 from stackctl.diagnosis.remedy import Remedy, RemedyKind
 from stackctl.diagnosis.stack_keys import placement
 from stackctl.diagnosis.stated_causes import stated_causes
+from tests.unit.diagnosis.reading import read_by_fallback
 
 _DEFAULTS = parse_stack_config({})
-
-
-def _fallback(lines: list[str], service: str):
-    diagnosis = fallback_diagnosis(lines, context_for(service, _DEFAULTS, failed=True))
-    assert diagnosis is not None and diagnosis.cause is Cause.unrecognised
-    return diagnosis
 
 
 def _causes(line: str, service: str):
@@ -34,7 +27,7 @@ def test_a_name_the_installed_package_lacks_names_that_package_and_the_engines_i
     # Loong#12 (held-out round 9): outlines newer than the vLLM that imports it.
     line = ("ImportError: cannot import name 'build_regex_from_schema' from 'outlines.fsm.json_schema' "
             "(/home/anaconda3/envs/Finance_Baseline/lib/python3.9/site-packages/outlines/fsm/json_schema.py)")
-    fix = _fallback([line], "vllm").fix
+    fix = read_by_fallback([line], "vllm", failed=True).fix
     assert fix.text.startswith("the error states its cause: the installed outlines has no build_regex_from_schema")
     assert fix.key == "images.vllm" and "stackctl install-engine" in fix.text and "pip check" in fix.text
 
@@ -48,7 +41,7 @@ def test_an_undefined_symbol_names_the_library_it_belongs_to_and_the_module_buil
     # vllm#3147 (held-out round 5): vLLM's extension built against another torch (at::_ops is PyTorch's).
     line = ("ImportError: /usr/local/lib/python3.10/dist-packages/vllm/_C.cpython-310-x86_64-linux-gnu.so: undefined "
             "symbol: _ZN2at4_ops15to_dtype_layout4callERKNS_6TensorEN3c108optionalINS5_10ScalarTypeEEE")
-    fix = _fallback([line], "vllm").fix
+    fix = read_by_fallback([line], "vllm", failed=True).fix
     assert "vllm was compiled against another torch than the one installed" in fix.text
     assert fix.key == "images.vllm" and "ABI" in fix.text and "stackctl install-engine" in fix.text
     # vllm#13608: a source build's extension, outside site-packages: its package is its directory.
@@ -85,8 +78,8 @@ def test_numpys_c_api_mismatch_names_numpy_and_both_versions():
 
 def test_an_api_version_mismatch_names_the_services_image_to_update_or_roll_back():
     # dcgm-exporter#80 (held-out round 10): the exporter's DCGM bindings against the host's.
-    fix = _fallback(['time="2022-07-19T14:22:41Z" level=fatal msg="Error getting device busid: API version mismatch"'],
-                    "gpu-exporter").fix
+    fix = read_by_fallback(['time="2022-07-19T14:22:41Z" level=fatal msg="Error getting device busid: API version mismatch"'],
+                    "gpu-exporter", failed=True).fix
     assert fix.key == "images.gpu-exporter" and "roll back" in fix.text
     assert "gpu-exporter's image and the library it talks to are of different releases" in fix.text
     # gpu-monitoring-tools#165: where the line names the API, the fix does.
@@ -97,8 +90,8 @@ def test_an_api_version_mismatch_names_the_services_image_to_update_or_roll_back
 
 def test_the_nvidia_drivers_own_mismatch_is_a_reboot_not_an_image():
     # nvidia-container-toolkit#394 (held-out round 3).
-    fix = _fallback([("nvidia-container-cli: initialization error: nvml error: driver/library version mismatch: "
-                     "unknown")], "docker").fix
+    fix = read_by_fallback([("nvidia-container-cli: initialization error: nvml error: driver/library version mismatch: "
+                     "unknown")], "docker", failed=True).fix
     assert "reboot" in fix.text and "rmmod" in fix.text and fix.key is None
 
 
@@ -109,19 +102,19 @@ def test_supervisorctls_missing_socket_says_start_supervisord_or_point_superviso
     for line in ("unix:///var/run/supervisor.sock no such file",
                  ("error: <class 'socket.error'>, [Errno 2] No such file or directory: file: "
                  "/usr/lib/python2.7/socket.py line: 228")):
-        fix = _fallback([line], "supervisord").fix
+        fix = read_by_fallback([line], "supervisord", failed=True).fix
         assert "start supervisord" in fix.text and "supervisorctl -c" in fix.text and "serverurl" in fix.text
 
 
 def test_dockers_socket_missing_names_rootless_and_system_docker_and_old_compose_adds_the_group():
     # cmc-csci143#454 (held-out round 3): a rootless engine's socket.
-    rootless = _fallback([("Cannot connect to the Docker daemon at unix:///run/user/1351/docker.sock. Is the docker "
-                          "daemon running?")], "docker").fix
+    rootless = read_by_fallback([("Cannot connect to the Docker daemon at unix:///run/user/1351/docker.sock. Is the docker "
+                          "daemon running?")], "docker", failed=True).fix
     assert "systemctl --user start docker" in rootless.text and "DOCKER_HOST" in rootless.text
     assert rootless.key == "runtime"
     # compose#4181 (held-out round 4): docker-compose 1.x says this also for a socket that refuses the user.
-    old = _fallback(["ERROR: Couldn't connect to Docker daemon at http+docker://localunixsocket - is it running?"],
-                    "docker").fix
+    old = read_by_fallback(["ERROR: Couldn't connect to Docker daemon at http+docker://localunixsocket - is it running?"],
+                    "docker", failed=True).fix
     assert "sudo systemctl enable --now docker" in old.text and "docker group" in old.text
     # go-dockerclient#760: a Go client's dial.
     [cause] = _causes("create container failed: Post http://unix.sock/containers/create?name=x: dial unix "
@@ -144,9 +137,9 @@ def test_a_socket_named_for_another_server_says_start_that_server():
 
 def test_a_socket_that_refuses_the_user_names_the_docker_group():
     # biorad#28 (held-out round 2).
-    fix = _fallback([("docker: Got permission denied while trying to connect to the Docker daemon socket at "
+    fix = read_by_fallback([("docker: Got permission denied while trying to connect to the Docker daemon socket at "
                      "unix:///var/run/docker.sock: Post http://%2Fvar%2Frun%2Fdocker.sock/v1.26/containers/create?"
-                     "name=hello-world: dial unix /var/run/docker.sock: connect: permission denied.")], "docker").fix
+                     "name=hello-world: dial unix /var/run/docker.sock: connect: permission denied.")], "docker", failed=True).fix
     assert "docker group" in fix.text and "usermod -aG docker" in fix.text and fix.key == "runtime"
 
 
@@ -165,16 +158,16 @@ def test_neighbours_a_tcp_refusal_and_a_server_that_cannot_create_its_socket_sta
 
 def test_a_refused_pull_names_the_image_its_key_a_local_build_and_the_login_last():
     # edit-mind#113 (held-out round 4): two images of a Compose project, never pushed.
-    fix = _fallback([("get errors during pull: \"pull access denied for edit-mind-web, repository does not exist or "
+    fix = read_by_fallback([("get errors during pull: \"pull access denied for edit-mind-web, repository does not exist or "
                      "may require 'docker login': denied: requested access to the resource is denied\" and \"pull "
                      "access denied for edit-mind-ml, repository does not exist or may require 'docker login'\"")],
-                    "docker").fix
+                    "docker", failed=True).fix
     assert fix.text.startswith("the error states its cause: the registry refuses edit-mind-web, edit-mind-ml")
     assert "image name" in fix.text and "docker compose build" in fix.text
     assert "run `docker login`" not in fix.text  # the login is said once, after the name to check
     # vllm#17114: a tag that does not exist, for the engine's image.
-    tpu = _fallback([("Error response from daemon: manifest for vllm/vllm-tpu:latest not found: manifest unknown: "
-                     "manifest unknown")], "vllm").fix
+    tpu = read_by_fallback([("Error response from daemon: manifest for vllm/vllm-tpu:latest not found: manifest unknown: "
+                     "manifest unknown")], "vllm", failed=True).fix
     assert tpu.key == "images.vllm" and "vllm/vllm-tpu:latest" in tpu.text
     # dynamo#515: a private registry's login names the registry.
     [nvcr] = _causes("Error response from daemon: pull access denied for nvcr.io/nvidian/nim-llm-dev/yatai-bentos-jsm3, "
@@ -200,8 +193,8 @@ def test_a_command_for_the_docker_client_runs_on_this_host(service, where):
 
 def test_docker_without_a_gpu_device_driver_names_the_toolkit_its_registration_and_the_snap():
     # nvidia-docker#1034 (held-out round 10) and #1637 (round 12: a snap Docker).
-    fix = _fallback([('docker: Error response from daemon: could not select device driver "" with capabilities: '
-                     '[[gpu]].')], "docker").fix
+    fix = read_by_fallback([('docker: Error response from daemon: could not select device driver "" with capabilities: '
+                     '[[gpu]].')], "docker", failed=True).fix
     assert "nvidia-container-toolkit" in fix.text and "nvidia-ctk runtime configure --runtime=docker" in fix.text
     assert "systemctl restart docker" in fix.text and "snap" in fix.text
     # stable-diffusion-webui-docker#130: a driver named, the same refusal.
@@ -219,8 +212,8 @@ def test_a_runtime_name_docker_lacks_is_no_missing_device_driver():
 
 def test_an_upstream_name_nginx_cannot_resolve_is_named_with_its_compose_remedies():
     # dnmp#421 (held-out round 2) and docker-magento#25 (round 7: with its port).
-    fix = _fallback(['nginx: [emerg] host not found in upstream "php" in /etc/nginx/conf.d/localhost.conf:30'],
-                    "nginx").fix
+    fix = read_by_fallback(['nginx: [emerg] host not found in upstream "php" in /etc/nginx/conf.d/localhost.conf:30'],
+                    "nginx", failed=True).fix
     assert fix.key == "hosts" and "upstream host php" in fix.text and "`getent hosts php`" in fix.text
     assert "depends_on:" in fix.text and "resolver 127.0.0.11" in fix.text
     [port] = _causes('nginx: [emerg] host not found in upstream "php-fpm:9000" in /etc/nginx/conf.d/default.conf:2',
@@ -239,9 +232,9 @@ def test_nginxs_other_upstream_failures_state_no_unresolved_name():
 
 def test_the_hubs_refusal_without_a_token_names_hf_token_and_the_repository_beside_it():
     # optimum-neuron#535 (held-out round 1): the repository is named on the line after the error.
-    fix = _fallback(["huggingface_hub.utils._errors.GatedRepoError: 401 Client Error. (Request ID: Root=1-6604c5e0)",
+    fix = read_by_fallback(["huggingface_hub.utils._errors.GatedRepoError: 401 Client Error. (Request ID: Root=1-6604c5e0)",
                      ("Cannot access gated repo for url https://huggingface.co/meta-llama/Llama-2-7b-chat-hf/resolve/"
-                     "main/config.json.")], "vllm").fix
+                     "main/config.json.")], "vllm", failed=True).fix
     assert fix.env == "HF_TOKEN" and "https://huggingface.co/meta-llama/Llama-2-7b-chat-hf" in fix.text
     # basaran#289 (round 1): requests' words for the same refusal.
     [cause] = _causes("requests.exceptions.HTTPError: 401 Client Error: Unauthorized for url: https://huggingface.co/"
@@ -262,13 +255,13 @@ def test_a_401_from_another_server_is_no_gated_model():
 
 def test_exec_format_error_is_a_program_of_another_architecture_with_the_services_image():
     # xandikos#227 (held-out round 3) in node-exporter's log; the AEON DFlash image (round 19) on an amd64 host.
-    fix = _fallback(["exec /usr/bin/python3: exec format error"], "node-exporter").fix
+    fix = read_by_fallback(["exec /usr/bin/python3: exec format error"], "node-exporter", failed=True).fix
     assert fix.text.startswith("the error states its cause: a program in the image is built for another CPU architecture")
     assert fix.key == "images.node-exporter" and "uname -m" in fix.text and "an arm64 image" in fix.text
-    docker = _fallback([("The requested image's platform (linux/arm64) does not match the detected host platform "
-                        "(linux/amd64/v3)")], "docker").fix
+    docker = read_by_fallback([("The requested image's platform (linux/arm64) does not match the detected host platform "
+                        "(linux/amd64/v3)")], "docker", failed=True).fix
     assert "built for linux/arm64 and this host is linux/amd64/v3" in docker.text and docker.key is None
-    assert _fallback(["exec /usr/local/bin/python: exec format error"], "ray-head").fix.key == "images.vllm"
+    assert read_by_fallback(["exec /usr/local/bin/python: exec format error"], "ray-head", failed=True).fix.key == "images.vllm"
 
 
 def test_a_program_not_found_or_not_executable_is_no_other_architecture():
@@ -278,17 +271,17 @@ def test_a_program_not_found_or_not_executable_is_no_other_architecture():
 
 def test_a_refused_connection_names_what_should_listen_there_and_its_key():
     # nginx-proxy#1085 (held-out round 1): stackctl's nginx has one upstream, the filter-proxy, whatever the port.
-    nginx = _fallback([('nginx.1    | 2018/03/06 06:38:39 [error] 52#52: *1 connect() failed (111: Connection refused) '
+    nginx = read_by_fallback([('nginx.1    | 2018/03/06 06:38:39 [error] 52#52: *1 connect() failed (111: Connection refused) '
                         'while connecting to upstream, client: 172.17.152.103, server: one.example.com, request: "GET / '
-                        'HTTP/1.1", upstream: "http://172.19.0.3:80/", host: "one.example.com"')], "nginx").fix
+                        'HTTP/1.1", upstream: "http://172.19.0.3:80/", host: "one.example.com"')], "nginx", failed=True).fix
     assert nginx.key == "ports.proxy" and "nothing listens on 172.19.0.3:80" in nginx.text
     assert "stackctl logs filter-proxy --explain" in nginx.text and "bind it to 0.0.0.0" in nginx.text
     # grafana#29296 (round 5): Grafana's datasource at Prometheus's port.
-    grafana = _fallback([('tsdb.HandleRequest() error Post "http://localhost:9090/api/v1/query_range": dial tcp '
-                          '127.0.0.1:9090: connect: connection refused')], "grafana").fix
+    grafana = read_by_fallback([('tsdb.HandleRequest() error Post "http://localhost:9090/api/v1/query_range": dial tcp '
+                          '127.0.0.1:9090: connect: connection refused')], "grafana", failed=True).fix
     assert grafana.key == "ports.prometheus" and "stackctl logs prometheus --explain" in grafana.text
     # node_exporter#1027 (round 14): curl at a mistyped listen address.
-    curl = _fallback(["curl: (7) Failed connect to 172.4.0.1:9092; Connection refused"], "node-exporter").fix
+    curl = read_by_fallback(["curl: (7) Failed connect to 172.4.0.1:9092; Connection refused"], "node-exporter", failed=True).fix
     assert "nothing listens on 172.4.0.1:9092" in curl.text and "--web.listen-address names: check it for a typo" in curl.text
 
 
@@ -305,7 +298,7 @@ def test_an_upstreams_header_past_nginxs_buffer_names_proxy_buffer_size():
     line = ('2016/11/29 18:10:10 [error] 64#0: *59606 upstream sent too big header while reading response header from '
             'upstream, client: 100.96.2.1, server: ~^subdomain\\.(?<domain>.+)$, request: "GET / HTTP/1.1", upstream: '
             '"http://101.69.46.220:80/", host: "subdomain.example.com"')
-    fix = _fallback([line], "nginx").fix
+    fix = read_by_fallback([line], "nginx", failed=True).fix
     assert "proxy_buffer_size 16k; proxy_buffers 8 16k; proxy_busy_buffers_size 32k;" in fix.text and fix.key is None
     assert _causes("upstream prematurely closed connection while reading response header from upstream", "nginx") == []
 
@@ -317,11 +310,11 @@ _ENCODE = "UnicodeEncodeError: 'ascii' codec can't encode {what} in position {po
 
 def test_a_bare_unicode_encode_error_in_vllm_names_hf_token_with_non_ascii_characters_then_the_locale():
     # Round 27's GB10 notes: position 7 is the first character after "Bearer ", the token's own.
-    fix = _fallback([_ENCODE.format(what="characters", position="7-10")], "vllm").fix
+    fix = read_by_fallback([_ENCODE.format(what="characters", position="7-10")], "vllm", failed=True).fix
     assert fix.env == "HF_TOKEN" and "retype HF_TOKEN in .env with plain ASCII" in fix.text
     assert "non-ASCII" in fix.text and "the first character after `Bearer `" in fix.text
     # Nothing ties it to a header: a position elsewhere names the locale too, after the token.
-    elsewhere = _fallback([_ENCODE.format(what="character '\\u2019'", position="0")], "vllm").fix
+    elsewhere = read_by_fallback([_ENCODE.format(what="character '\\u2019'", position="0")], "vllm", failed=True).fix
     assert "Bearer `" not in elsewhere.text and elsewhere.text.index("HF_TOKEN") < elsewhere.text.index("LANG=C.UTF-8")
 
 
@@ -331,10 +324,10 @@ def test_a_unicode_encode_error_raised_building_a_header_names_the_token_and_not
              '  File "/opt/anaconda3/lib/python3.11/site-packages/httpx/_utils.py", line 53, in normalize_header_value',
              '    return value.encode(encoding or "ascii")',
              _ENCODE.format(what="character '\\u200b'", position="140")]
-    fix = _fallback(lines, "vllm").fix
+    fix = read_by_fallback(lines, "vllm", failed=True).fix
     assert fix.env == "HF_TOKEN" and "`Authorization: Bearer <token>`" in fix.text and "LANG" not in fix.text
     # The filter-proxy's clients read their own keys: no HF_TOKEN there.
-    proxy = _fallback(lines, "proxy").fix
+    proxy = read_by_fallback(lines, "proxy", failed=True).fix
     assert proxy.env is None and "retype the token or API key in .env" in proxy.text
 
 
@@ -344,7 +337,7 @@ def test_a_unicode_encode_error_writing_output_names_the_locale_not_a_token():
              '  File "/usr/lib/python3.10/logging/__init__.py", line 1103, in emit',
              "    stream.write(msg + self.terminator)",
              _ENCODE.format(what="character u'\\xfc'", position="30")]
-    fix = _fallback(lines, "vllm").fix
+    fix = read_by_fallback(lines, "vllm", failed=True).fix
     assert fix.env == "LANG" and "LANG=C.UTF-8" in fix.text and "HF_TOKEN" not in fix.text
 
 

@@ -7,19 +7,8 @@ report named beside them."""
 
 from __future__ import annotations
 
-from stackctl.config import parse_stack_config
-from stackctl.diagnosis import Cause
-from stackctl.diagnosis.diagnose import context_for
-from stackctl.diagnosis.fallback import fallback_diagnosis
 from stackctl.diagnosis.stated_classes import classes_stated
-
-_DEFAULTS = parse_stack_config({})
-
-
-def _fallback(lines: list[str], service: str):
-    diagnosis = fallback_diagnosis(lines, context_for(service, _DEFAULTS, failed=True))
-    assert diagnosis is not None and diagnosis.cause is Cause.unrecognised
-    return diagnosis
+from tests.unit.diagnosis.reading import read_by_fallback
 
 
 def _names(line: str) -> list[str]:
@@ -31,7 +20,7 @@ def test_a_flushed_docker_chain_is_stated_by_the_refusal_alone():
     line = ("Error response from daemon: add inter-network communication rule:  (iptables failed: iptables --wait -t "
             "filter -A DOCKER-ISOLATION-STAGE-1 -i br-1de12d53dc0b ! -o br-1de12d53dc0b -j DOCKER-ISOLATION-STAGE-2: "
             "iptables v1.8.10 (nf_tables): Chain 'DOCKER-ISOLATION-STAGE-2' does not exist")
-    fix = _fallback([line], "docker").fix
+    fix = read_by_fallback([line], "docker", failed=True).fix
     assert fix.text.startswith("the error states its cause: the iptables chains Docker creates")
     assert "DOCKER-ISOLATION-STAGE-2 among them" in fix.text and "sudo systemctl restart docker" in fix.text
     # docker-library/docker#467: the backends mixed, no Docker chain named.
@@ -59,7 +48,7 @@ def test_a_log_file_supervisord_cannot_open_is_stated_where_its_loggers_raised_i
     assert "its log file /supervisord.log" in cause.text and "may not write there" in cause.text
     # The same refusal raised by another program's code is no log file of supervisord's.
     assert _names(refused) == []
-    fix = _fallback([*frames, refused], "supervisord").fix
+    fix = read_by_fallback([*frames, refused], "supervisord", failed=True).fix
     assert fix.text.startswith("the error states its cause: supervisord could not open its log file /supervisord.log")
     assert "the log also names: give supervisord access" not in fix.text
 
@@ -67,7 +56,7 @@ def test_a_log_file_supervisord_cannot_open_is_stated_where_its_loggers_raised_i
 def test_nginxs_resolver_naming_no_address_is_stated_by_nginx():
     # modsecurity-crs-docker#365: a placeholder left unreplaced.
     line = '2025/07/23 05:59:24 [emerg] 1#1: host not found in resolver "RESOLVER" in /etc/nginx/nginx.conf:18'
-    fix = _fallback([line], "nginx").fix
+    fix = read_by_fallback([line], "nginx", failed=True).fix
     assert "template placeholder left unreplaced" in fix.text and "resolver 127.0.0.11" in fix.text
     # An upstream name that does not resolve keeps its own cause.
     assert _names('host not found in upstream "app:8000" in /etc/nginx/conf.d/default.conf:2') == []
@@ -75,8 +64,8 @@ def test_nginxs_resolver_naming_no_address_is_stated_by_nginx():
 
 def test_supervisords_child_states_the_working_directory_and_exit_status_127():
     # mrq#68 (held-out round 30), AzuraCast#1701; firecrest-v2#29 (held-out round 30).
-    fix = _fallback(["supervisor: couldn't chdir to /app: ENOENT", "supervisor: child process was not spawned"],
-                    "supervisord").fix
+    fix = read_by_fallback(["supervisor: couldn't chdir to /app: ENOENT", "supervisor: child process was not spawned"],
+                    "supervisord", failed=True).fix
     assert "/app (its directory= line) does not exist" in fix.text and "remove the directory= line" in fix.text
     [denied] = classes_stated("supervisor: couldn't chdir to /var/azuracast/stations/rush/config: EACCES")
     assert "not open to the user it runs as" in denied.text
@@ -102,7 +91,7 @@ def test_an_interpreter_read_with_a_carriage_return_states_crlf_line_endings():
         assert "`dos2unix FILE`" in cause.text and "eol=lf" in cause.text
         if interpreter:
             assert f"`{interpreter}\\r`" in cause.text
-    fix = _fallback(["/usr/bin/env: ‘bash\\r’: No such file or directory"], "docker").fix
+    fix = read_by_fallback(["/usr/bin/env: ‘bash\\r’: No such file or directory"], "docker", failed=True).fix
     assert fix.text.startswith("the error states its cause: a script has Windows (CRLF) line endings")
 
 

@@ -10,18 +10,12 @@ from pathlib import Path
 from stackctl.config import parse_stack_config
 from stackctl.diagnosis import Cause, diagnose_log
 from stackctl.diagnosis.diagnose import context_for
-from stackctl.diagnosis.fallback import fallback_diagnosis
 from stackctl.diagnosis.stated_causes import stated_causes
+from tests.unit.diagnosis.reading import read_by_fallback
 from tests.unit.diagnosis.real_logs import DATA, read_headers
 
 _DEFAULTS = parse_stack_config({})
 _ROUND26 = DATA / "heldout_round26"
-
-
-def _fallback(lines: list[str], service: str):
-    diagnosis = fallback_diagnosis(lines, context_for(service, _DEFAULTS, failed=True))
-    assert diagnosis is not None and diagnosis.cause is Cause.unrecognised
-    return diagnosis
 
 
 def _log(name: str) -> tuple[str, list[str]]:
@@ -34,7 +28,7 @@ def _log(name: str) -> tuple[str, list[str]]:
 
 def test_an_env_variable_supervisord_cannot_expand_names_it_without_its_prefix_and_when_it_must_be_set():
     service, lines = _log("supervisord_env_expansion_var_unset_in_container")
-    fix = _fallback(lines, service).fix
+    fix = read_by_fallback(lines, service, failed=True).fix
     assert fix.env == "SD_USER" and "set the environment variable SD_USER" in fix.text
     assert "present in the environment at the time that supervisord is started" in fix.text
     assert "`supervisorctl reload` keeps the environment" in fix.text
@@ -45,7 +39,7 @@ def test_an_env_variable_supervisord_cannot_expand_names_it_without_its_prefix_a
 def test_a_name_written_without_env_prefix_is_told_to_take_it():
     # supervisor#909: %(MY_PATH)s where %(ENV_MY_PATH)s was meant.
     service, lines = _log("supervisord_env_expansion_var_not_in_environment")
-    fix = _fallback(lines, service).fix
+    fix = read_by_fallback(lines, service, failed=True).fix
     assert fix.env == "MY_PATH" and "write %(ENV_MY_PATH)s" in fix.text and "/etc/supervisord.conf" in fix.text
 
 
@@ -61,7 +55,7 @@ def test_supervisord_neighbours_keep_their_own_class():
 
 def test_a_temp_file_nginx_may_not_write_names_its_directive_and_the_worker_user():
     service, lines = _log("nginx_client_body_temp_path_not_writable")
-    fix = _fallback(lines, service).fix
+    fix = read_by_fallback(lines, service, failed=True).fix
     assert "the directory client_body_temp_path names (here /tmp/nginx_client_body)" in fix.text
     assert "writable by nginx's worker user" in fix.text and ".stackctl/nginx/client_body" in fix.text
     # The stated cause says it: no second sentence for the same path.
@@ -80,10 +74,10 @@ def test_the_temp_directory_is_told_by_its_path_and_a_document_root_is_no_temp_p
     # file to create).
     page = '[error] 7#7: *1 open() "/usr/share/nginx/html/index.html" failed (13: Permission denied)'
     assert stated_causes([page], context_for("nginx", _DEFAULTS)) == []
-    fix = _fallback([page], "nginx").fix
+    fix = read_by_fallback([page], "nginx", failed=True).fix
     assert "give nginx access to /usr/share/nginx/html/index.html (permission denied)" in fix.text
     missing = '[error] 7#7: *1 open() "/usr/share/nginx/html/favicon.ico" failed (2: No such file or directory)'
-    assert "make /usr/share/nginx/html/favicon.ico exist" in _fallback([missing], "nginx").fix.text
+    assert "make /usr/share/nginx/html/favicon.ico exist" in read_by_fallback([missing], "nginx", failed=True).fix.text
 
 
 # --- IPv6 where the host has none ----------------------------------------------------------------
@@ -93,7 +87,7 @@ def test_nginx_listening_on_ipv6_without_it_says_to_drop_the_line_and_what_stack
     for line, port in (("nginx: [emerg] socket() [::]:80 failed (97: Address family not supported by protocol)", "80"),
                        (("2025/06/18 22:19:32 [emerg] 1#1: socket() [::]:8080 failed (97: Address family not supported "
                         "by protocol)"), "8080")):
-        fix = _fallback([line], "nginx").fix
+        fix = read_by_fallback([line], "nginx", failed=True).fix
         assert f"`listen [::]:{port};`" in fix.text and f"`listen {port};`" in fix.text
         assert "IPv6 turned off" in fix.text and "stackctl's own site listens on IPv4 only" in fix.text
 
@@ -121,7 +115,7 @@ def test_a_storage_flag_written_into_prometheus_yml_names_the_flag():
     retention = ["Checking prometheus.yml", "  FAILED: parsing YAML file prometheus.yml: yaml: unmarshal errors:",
                  "  line 6: field retention not found in type config.plain"]
     for lines, flag in ((path, "--storage.tsdb.path"), (retention, "--storage.tsdb.retention.time")):
-        fallback = _fallback(lines, "prometheus").fix.text
+        fallback = read_by_fallback(lines, "prometheus", failed=True).fix.text
         assert f"is the flag {flag}" in fallback and "not a field of prometheus.yml" in fallback
         # With the signatures on, the parse error's class keeps it and names the flag too.
         known = diagnose_log(lines, context_for("prometheus", _DEFAULTS))
@@ -143,11 +137,11 @@ def test_an_architecture_this_vllm_does_not_know_names_a_newer_images_vllm():
     # vllm#22231 (held-out round 6).
     line = ("ValueError: Model architectures ['Qwen3ForCausalLM'] are not supported for now. Supported architectures: "
             "['AquilaModel', 'AquilaForCausalLM', 'LlamaForCausalLM']")
-    fix = _fallback([line], "vllm").fix
+    fix = read_by_fallback([line], "vllm", failed=True).fix
     assert fix.key == "images.vllm" and "upgrade vLLM" in fix.text and "Qwen3ForCausalLM" in fix.text
     # The same words for an architecture the list names: a broken install, not an old release.
     broken = line.replace("Qwen3ForCausalLM'] are", "LlamaForCausalLM'] are")
-    assert "engine install is broken" in _fallback([broken], "vllm").fix.text
+    assert "engine install is broken" in read_by_fallback([broken], "vllm", failed=True).fix.text
 
 
 def test_no_chat_template_and_roles_that_must_alternate_name_the_chat_template_flag():
@@ -157,9 +151,9 @@ def test_no_chat_template_and_roles_that_must_alternate_name_the_chat_template_f
     roles = ("api_server.py:247] Error in applying chat template from request: Conversation roles must alternate "
              "user/assistant/user/assistant/...")
     for line in (template, roles):
-        fix = _fallback([line], "vllm").fix
+        fix = read_by_fallback([line], "vllm", failed=True).fix
         assert fix.flag == "--chat-template" and fix.key == "vllm.extra_args"
-    assert "system message first" in _fallback([roles], "vllm").fix.text
+    assert "system message first" in read_by_fallback([roles], "vllm", failed=True).fix.text
     # With the signatures on, each keeps its own class.
     assert diagnose_log([template], context_for("vllm", _DEFAULTS)).cause is Cause.chat_template_missing
     assert diagnose_log([roles], context_for("vllm", _DEFAULTS)).cause is Cause.roles_must_alternate
@@ -175,7 +169,7 @@ def test_no_gpu_device_driver_names_the_cdi_request_beside_the_toolkit():
     # What tests/e2e/test_compose_faults.py asserts stays true.
     assert known.fix.text.startswith("install the NVIDIA Container Toolkit")
     assert "nvidia-ctk runtime configure" in known.fix.text and known.summary.startswith("Docker has no NVIDIA runtime")
-    fallback = _fallback(lines, service).fix.text
+    fallback = read_by_fallback(lines, service, failed=True).fix.text
     for fix in (known.fix.text, fallback):
         assert "`driver: cdi`" in fix and "nvidia.com/gpu=all" in fix and "runtime: nvidia" in fix
         assert "no stack.yaml key for a CDI request" in fix
