@@ -22,6 +22,10 @@ import re
 from dataclasses import dataclass
 
 TOO_MANY_OPEN = re.compile(r"\btoo many open files\b|\[Errno 24\]|\bEMFILE\b", re.IGNORECASE)
+# A warning that the limit could cause the error is no failure: vLLM says at every start on a host whose
+# hard limit it cannot raise to its wish "This can cause fd limit errors like `OSError: [Errno 24] Too many
+# open files`" (the words before the mention, in its sentence).
+_FORESEEN = re.compile(r"\b(?:can|could|may|might) cause\b[^.]*$", re.IGNORECASE)
 MINFDS = re.compile(r"minimum number of file descriptors required to run this process is (?P<minimum>\d+) as per the "
                     r"\W?minfds\W? (?:command-line argument|.*?setting)(?:.*?will only allow you to open "
                     r"(?P<allowed>\d+))?", re.IGNORECASE)
@@ -58,7 +62,7 @@ def open_files_limit(text: str) -> OpenFilesLimit | None:
         return OpenFilesLimit("minfds", "minfds", int(match["minimum"]), allowed)
     if (match := LIMIT_REFUSED.search(text)) is not None:
         return OpenFilesLimit("refused", match["limit"] or match["program"] or "")
-    if TOO_MANY_OPEN.search(text):
+    if (match := TOO_MANY_OPEN.search(text)) is not None and not _FORESEEN.search(text, 0, match.start()):
         doing = _DOING.search(text)
         detail = f"{doing['action']} {doing['target']}" if doing and doing["target"] else ""
         return OpenFilesLimit("exhausted", detail)

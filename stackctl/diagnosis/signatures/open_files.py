@@ -21,7 +21,8 @@ _CAUSES = {"exhausted": Cause.open_files_exhausted, "minfds": Cause.supervisor_m
 def _open_files(evidence: Evidence) -> Diagnosis:
     # The systemd pair: the limit's own line names which Limit*= it refused; read it where the LIMITS line matched.
     limit = open_files_limit(evidence.text)
-    assert limit is not None  # the trigger matched
+    if limit is None:  # a warning that the limit could cause it, not the failure: the next reading takes the line
+        raise ValueError("no open-files failure")
     if limit.kind == "refused" and not limit.detail.startswith("Limit"):
         named = next((found_ for line in evidence.lines if (found_ := open_files_limit(line))
                       and found_.detail.startswith("Limit")), None)

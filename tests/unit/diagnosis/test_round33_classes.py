@@ -47,6 +47,20 @@ def test_too_many_open_files_is_the_services_limit_to_raise(line):
     assert "LimitNOFILE=65535" in read_by_fallback([line], "prometheus").fix.text
 
 
+def test_vllms_start_up_warning_that_the_limit_could_cause_it_is_no_failure():
+    # vLLM 0.2x at every start where it cannot raise the soft limit to its wish (seen in a healthy
+    # native stack's log): it names the error it foresees, and what follows is a serving engine.
+    warning = ("(APIServer pid=6687) WARNING 11-25 01:01:02 [system_utils.py:255] Found ulimit of 20000 and failed to "
+               "automatically increase with error current limit exceeds maximum limit. This can cause fd limit errors "
+               "like `OSError: [Errno 24] Too many open files`. Consider increasing with ulimit -n")
+    serving = "(APIServer pid=6687) INFO 11-25 01:01:12 [launcher.py:46] Route: /v1/chat/completions, Methods: POST"
+    said = diagnosed([warning, serving], "vllm")  # a warning the log reports, not a class
+    assert said.cause is Cause.unrecognised and "LimitNOFILE" not in said.fix.text
+    # The error itself, later in the same log, is the failure.
+    failed = "OSError: [Errno 24] Too many open files: '/tmp/tmpa1b2c3'"
+    assert diagnosed([warning, serving, failed], "vllm").cause is Cause.open_files_exhausted
+
+
 def test_supervisords_minfds_names_the_containers_ulimit_and_the_count():
     diagnosis = diagnosed([_MINFDS], "supervisord")
     assert diagnosis.cause is Cause.supervisor_minfds_above_limit and diagnosis.values["minfds"] == 10240
