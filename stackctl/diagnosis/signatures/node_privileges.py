@@ -13,9 +13,12 @@ from stackctl.diagnosis.verdict import Cause, Diagnosis, Fix, Severity
 # The kernel's audit record (atmosphere#3493: cri-containerd.apparmor.d denying node_exporter's ptrace read).
 _PTRACE_DENIED = re.compile(r"apparmor=\"DENIED\" operation=\"ptrace\".*?profile=\"(?P<profile>[^\"]+)\""
                             r"(?:.*?comm=\"(?P<comm>[^\"]+)\")?")
-# systemd refusing a non-root client on /run/systemd/private, and the collector's side of it (node_exporter#1246).
+# systemd refusing a non-root client on /run/systemd/private, and the collector's side of it (node_exporter#1246:
+# the connection reset, or refused). Not the socket missing ("connect: no such file or directory"): no systemd runs
+# there (a container, a CI machine), which no user changes.
 _PRIVATE_SOCKET = (r"Incoming private connection from unprivileged client, refusing"
-                   r"|couldn't get dbus connection: .*?/run/systemd/private")
+                   r"|couldn't get dbus connection: .*?/run/systemd/private: .*?"
+                   r"(?:connection reset by peer|permission denied|operation not permitted)")
 
 
 def _ptrace_denied(evidence: Evidence) -> Diagnosis:
@@ -38,7 +41,7 @@ def _private_socket_refused(evidence: Evidence) -> Diagnosis:
                  "client",
                  Fix("the systemd collector talks to systemd through /run/systemd/private, which requires root: run "
                      "node_exporter as root (User=root in its unit), or drop the collector (--no-collector.systemd; "
-                     "stackctl's node-exporter does not turn it on), or use a node_exporter release whose collector "
+                     "Debian's prometheus-node-exporter turns it on by default), or use a node_exporter release whose collector "
                      "uses the system bus instead (--collector.systemd.private off); the exporter itself keeps serving"),
                  severity=Severity.advisory)
 

@@ -243,3 +243,14 @@ def test_systemds_private_socket_needs_root():
     diagnosis = diagnosed(lines, "node-exporter")  # node_exporter#1246
     assert diagnosis.cause is Cause.systemd_private_socket_refused
     assert "run node_exporter as root" in diagnosis.fix.text and "--no-collector.systemd" in diagnosis.fix.text
+    # Each side alone says it: the collector's line is the one a node-exporter log holds.
+    assert diagnosed(lines[1:], "node-exporter").cause is Cause.systemd_private_socket_refused
+
+
+def test_no_systemd_at_all_is_not_a_socket_that_needs_root():
+    # stackctl's own native stack in a container (Debian's node-exporter, as root, no systemd running): the
+    # socket is missing, not refusing; nothing here needs root.
+    missing = ('ts=2026-11-25T01:00:21.692Z caller=collector.go:169 level=error msg="collector failed" name=systemd '
+               'duration_seconds=8.1401e-05 err="couldn\'t get dbus connection: dial unix /run/systemd/private: '
+               'connect: no such file or directory"')
+    assert diagnosed([missing], "node-exporter").cause is not Cause.systemd_private_socket_refused
