@@ -264,14 +264,17 @@ held-out set of real failure logs collected from other public reports and never 
   plugin, supervisord's user= as non-root, a relabel config without regex on Prometheus before 0.17.0, no weight
   files of the format --load-format asks for, and node-exporter's AppArmor ptrace denial and systemd's private
   socket, built from other reports where found (nf_tables, the weights' format and node-exporter's two have only
-  round 34's logs so far): own set then 1448/1448).
-- held-out: tests/data/heldout_failures, round 35: 4 logs from 4 other reports (GitHub issues:
+  round 34's logs so far): own set then 1448/1448)
+  and tests/data/heldout_round35 (4 logs from 4 other reports (GitHub issues:
   nginx 2, Grafana, supervisord), collected while round 34's classes were being built, by a
   collector who saw neither the signatures nor that work and found nearly every candidate with a
   stated fix already used; a doubtful log dropped first (a restart the reporter alone states, in a
   feature request) and fix fields too general to tell a right fix removed; measured once: 1/4 =
   25.0% (own set then 1448/1448), too few to say much. Rounds 16 to 35 together: 74/182 = 40.7%;
-  rounds 20 to 35: 47/132 = 35.6%. Each file's `# fix:` header lists what a right fix names (`key=`, `flag=`, `env=`:
+  rounds 20 to 35: 47/132 = 35.6%).
+- held-out: tests/data/heldout_failures, the next round: logs from other reports, collected after
+  the round before was built from, by a collector who saw neither the signatures nor that work;
+  measured once. Each file's `# fix:` header lists what a right fix names (`key=`, `flag=`, `env=`:
   that field of the fix; `text=`: words in the fix sentence); any one suffices. The class in the
   file name is only a label: a fix reached by another class, or by the fallback reading the remedy
   the log names, counts the same.
