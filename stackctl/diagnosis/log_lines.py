@@ -59,6 +59,13 @@ _ERROR = re.compile(
     r"|\b(?:[Pp]ermission denied|[Aa]ddress already in use|is not writable|is not executable|[Rr]ead-only file system"
     r"|[Nn]o space left on device)\b"
 )
+# supervisord's start-up notices it logs at CRIT (supervisor/options.py, http.py): running as root
+# without user= in its config ("Supervisor is running as root.  Privileges were not dropped ...", before
+# 4.0 "Supervisor running as root (no user in config file)"), the uid it dropped to, and an HTTP
+# server without a password. It goes on running: not the failure.
+_SUPERVISOR_NOTICE = re.compile(
+    r"\bCRIT (?:Supervisor (?:is )?running as root\b|Set uid to user \d+|Server '[\w:-]+' running without any "
+    r"HTTP authentication checking)")
 # Records a service logs below the error level (a "Failed to ..." there is survived).
 _QUIET = re.compile(
     r"^(?:INFO|WARNING|WARN|DEBUG|DEBU|NOTICE|I\d{4}|W\d{4})\b|\blevel=(?:info|warn|warning|debug)\b|\blvl=(?:info|warn|dbug)\b"
@@ -127,7 +134,7 @@ def is_traceback_noise(line: str) -> bool:
 
 
 def weigh(message: str, level: str | None = None) -> Weight:
-    if is_traceback_noise(message) or _WRAPPER.search(message):
+    if is_traceback_noise(message) or _WRAPPER.search(message) or _SUPERVISOR_NOTICE.search(message):
         return Weight.none
     if _EXCEPTION.match(message) and not message.startswith(" "):
         return Weight.crash

@@ -15,7 +15,25 @@ from stackctl.profiles.engines import DEFAULT_VLLM_IMAGE
 _NGC_IMAGE = DEFAULT_VLLM_IMAGE
 
 
+# stackctl's own GPU exporter found no GPU and serves anyway (stackctl/commands/gpu_exporter.py):
+# `gpu-exporter: no GPU (nvml_library_not_found: NVML Shared Library Not Found); serving http://...`.
+_EXPORTER_WITHOUT_GPU = re.compile(r"gpu-exporter: no GPU \((?P<reason>\w+): (?P<detail>.*)\); serving ")
+
+
 def _no_gpu(evidence: Evidence) -> Diagnosis:
+    exporter = evidence.read(_EXPORTER_WITHOUT_GPU)
+    if exporter:
+        # Not a failure: the exporter serves stackctl_gpu_present 0 with the reason (a host without a GPU,
+        # such as a CPU-only demo stack, logs this when healthy).
+        return found(evidence, Cause.no_gpu,
+                     f"stackctl's GPU exporter found no GPU to measure ({exporter['reason']}: {exporter['detail']}) "
+                     "and serves stackctl_gpu_present 0; a warning: it keeps running",
+                     Fix("nothing to do on a host without an NVIDIA GPU; on a GPU box, `nvidia-smi` must list the GPU "
+                         "where the exporter runs (the driver loaded and its libnvidia-ml.so.1 on the library path; "
+                         "under Compose the gpu-exporter service needs `gpus: all`, which stackctl renders unless it "
+                         "found the host without a GPU, and Docker the NVIDIA Container Toolkit); "
+                         "then `stackctl up`"),
+                     severity=Severity.advisory, reason=exporter["reason"])
     return found(evidence, Cause.no_gpu, "vLLM sees no NVIDIA GPU (no CUDA device, or no NVML/driver library)",
                  Fix("give vLLM the GPU: under Compose the vllm service needs `gpus: all` (stackctl's fragment has it) "
                      "and Docker needs the NVIDIA Container Toolkit (`sudo nvidia-ctk runtime configure "
