@@ -39,6 +39,11 @@ log read with signatures that do not apply):
   ... Chain already exists"): docker_nftables;
 - a Grafana plugin without a signature ('plugin "X" is unsigned'): grafana_signatures;
 - supervisord's user= as a non-root user ("Can't drop privilege as nonroot user"): supervisor_privileges;
+- nginx's TLS files it finds but cannot use: an encrypted private key ("bad password read", "problems getting
+  password") and an empty or malformed dhparam file ('PEM_read_bio_DHparams("X") failed ... no start line'):
+  nginx_tls_files;
+- a Grafana provisioning file of the wrong shape ("cannot unmarshal !!map into []*dashboards.DashboardsAsConfigV0"):
+  grafana_provisioning_files;
 - a script with Windows (CRLF) line endings: its #! interpreter read with the carriage return
   ("/usr/bin/env: 'bash\\r': No such file or directory", "/bin/bash^M: bad interpreter", or the
   message the carriage return folded over: ": No such file or directory").
@@ -65,6 +70,7 @@ from stackctl.diagnosis.docker_nftables import (
     nft_add_fix,
     nft_operation,
 )
+from stackctl.diagnosis.grafana_provisioning_files import not_provisioning, not_provisioning_fix
 from stackctl.diagnosis.grafana_signatures import unsigned_fix, unsigned_plugin
 from stackctl.diagnosis.illegal_access import ILLEGAL_ADDRESS, illegal_access_fix
 from stackctl.diagnosis.iptables_tables import (
@@ -80,6 +86,12 @@ from stackctl.diagnosis.nginx_directives import (
 )
 from stackctl.diagnosis.nginx_proxy_pass import URI_IN_REGEX, proxy_pass_fix, proxy_pass_place
 from stackctl.diagnosis.nginx_resolver import resolver_fix, resolver_value
+from stackctl.diagnosis.nginx_tls_files import (
+    dhparam_fix,
+    encrypted_key,
+    encrypted_key_fix,
+    invalid_dhparam,
+)
 from stackctl.diagnosis.nginx_upstream_access import (
     UPSTREAM_DENIED,
     unknown_variable,
@@ -110,7 +122,22 @@ def classes_stated(line: str, traceback: Sequence[str] = ()) -> list[StatedCause
             *_proxy_pass(line), *_acme_address(line), *_illegal_access(line), *_nginx_directive(line),
             *_registry_certificate(line), *_supervisor_config(line), *_open_files(line), *_nginx_upstream(line),
             *_weight_file(line), *_certbot_refusal(line), *_docker_nftables(line), *_grafana_plugin(line),
-            *_supervisor_user(line)]
+            *_supervisor_user(line), *_nginx_tls_file(line), *_grafana_provisioning(line)]
+
+
+def _nginx_tls_file(line: str) -> list[StatedCause]:
+    key = encrypted_key(line)
+    if key is not None:
+        return [StatedCause(f"encrypted key: {key or 'unnamed'}", encrypted_key_fix(key), key="letsencrypt_dir")]
+    dhparam = invalid_dhparam(line)
+    return [] if dhparam is None else [StatedCause(f"dhparam: {dhparam}", dhparam_fix(dhparam))]
+
+
+def _grafana_provisioning(line: str) -> list[StatedCause]:
+    match = not_provisioning(line)
+    if match is None:
+        return []
+    return [StatedCause(f"provisioning file: {match['file'] or match['kind']}", not_provisioning_fix(match))]
 
 
 def _certbot_refusal(line: str) -> list[StatedCause]:

@@ -277,6 +277,10 @@ class Cause(str, Enum):
     model_weights_not_found = "model-weights-not-found"
     apparmor_ptrace_denied = "apparmor-ptrace-denied"
     systemd_private_socket_refused = "systemd-private-socket-refused"
+    # Round 35's misses, built by cause.
+    nginx_key_encrypted = "nginx-key-encrypted"
+    nginx_dhparam_invalid = "nginx-dhparam-invalid"
+    grafana_provisioning_not_provisioning = "grafana-provisioning-not-provisioning"
     # no signature knows it: the decisive error line and the remedy the log names (fallback.py)
     unrecognised = "unrecognised"
 

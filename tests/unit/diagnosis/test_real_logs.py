@@ -229,6 +229,10 @@ def test_the_collection_covers_every_class_with_real_logs():
     # checkpoint without weights in the format vLLM loads, AppArmor's ptrace denial and systemd's private socket.
     one_report |= {Cause.docker_nftables_refused, Cause.model_weights_not_found, Cause.apparmor_ptrace_denied,
                    Cause.systemd_private_socket_refused}
+    # Round 35's class whose only real log so far is the round's own (tests/data/heldout_round35): no other public
+    # report of a provisioning file of the wrong shape ("cannot unmarshal !!map into []*dashboards.DashboardsAsConfigV0")
+    # was found; Grafana's config reader (it tells the two formats apart by apiVersion alone) states the cause.
+    one_report |= {Cause.grafana_provisioning_not_provisioning}
     assert set(Cause) - covered - request_time - one_report == {Cause.cpu_attention_head_size, Cause.unrecognised}
 
 

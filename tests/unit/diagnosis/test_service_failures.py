@@ -112,6 +112,8 @@ BY_CLASS: dict[Cause, Expect] = {
     C.grafana_plugin_unsigned: Expect(env="GF_PLUGINS_ALLOW_LOADING_UNSIGNED_PLUGINS",
                                       says=("allow_loading_unsigned_plugins", "signed release")),
     C.supervisor_user_not_root: Expect(says=("remove user=", "start supervisord as root")),
+    C.nginx_key_encrypted: Expect("letsencrypt_dir", says=("openssl rsa -in", "ssl_password_file", "privkey.pem")),
+    C.nginx_dhparam_invalid: Expect(says=("openssl dhparam -out", "drop the ssl_dhparam line", "ssl-dhparams.pem")),
     C.docker_kernel_module_missing: Expect(says=("sudo modprobe", "modules-load.d")),
     C.nvidia_cdi_hook_missing: Expect(says=("nvidia-cdi-hook", "nvidia-ctk cdi generate")),
     C.nvidia_toolkit_imex_channel: Expect(says=("1.17.3 or later", "1.16.2")),
@@ -515,7 +517,9 @@ ROUND_LABELS = {"cuda_graph_capture_regression": "cuda_graph_capture_failed",
                 "docker_dind_nf_tables_chain_add_failed_needs_iptables_legacy": "docker_nftables_refused",
                 "docker_nftables_filter_chain_docker_already_exists": "docker_nftables_refused",
                 "grafana_unsigned_plugin_not_loaded": "grafana_plugin_unsigned",
-                "supervisord_user_root_cannot_drop_privilege_as_nonroot": "supervisor_user_not_root"}
+                "supervisord_user_root_cannot_drop_privilege_as_nonroot": "supervisor_user_not_root",
+                "nginx_encrypted_private_key_needs_passphrase": "nginx_key_encrypted",
+                "nginx_empty_dhparam_file_no_start_line": "nginx_dhparam_invalid"}
 
 
 def test_every_class_is_built_from_several_reports():
