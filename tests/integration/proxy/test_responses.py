@@ -147,8 +147,13 @@ def test_keys_limits_and_metrics_apply_as_on_every_generating_route(start_proxy,
         proxy.openai("sk-wrong").responses.create(model="gpt-4o", input="hi")
     hang = {"model": "gpt-4o", "input": "scenario:hang", "stream": True}
     with httpx.stream("POST", proxy.base_url + ROUTE, json=hang, headers={"x-api-key": ALICE_KEY}) as running:
-        chunks = running.iter_raw()
-        next(chunks)  # alice's one slot is taken while this streams
+        # alice's one slot is taken while this streams; its first text delta (after response.created and
+        # in_progress, which the proxy sends before the model starts) is its time to first token.
+        chunks = running.iter_raw()  # kept open: alice's stream goes on
+        received = next(chunks)
+        while b"response.output_text.delta" not in received:
+            received += next(chunks)
+        assert proxy.metric("stackctl_proxy_ttft_seconds_count", route=ROUTE) == 1
         with pytest.raises(openai.RateLimitError) as caught:
             proxy.openai().responses.create(model="gpt-4o", input="hi")
         assert (caught.value.body["type"], caught.value.body["code"]) == ("rate_limit_error", "rate_limit_exceeded")  # type: ignore[index]
@@ -159,8 +164,8 @@ def test_keys_limits_and_metrics_apply_as_on_every_generating_route(start_proxy,
     assert proxy.metric("stackctl_proxy_requests_total", key="bob", route=ROUTE, status="200") == 1
     assert proxy.metric("stackctl_proxy_requests_total", key="unauthenticated", route=ROUTE, status="401") == 1
     assert proxy.metric("stackctl_proxy_tokens_total", direction="out", key="bob") == 7  # the reply's usage
-    # Time to the first event after response.created / in_progress (sent before the model starts).
-    assert proxy.metric("stackctl_proxy_ttft_seconds_count", route=ROUTE) == 1
+    # bob's stream adds one; the refused and the unauthenticated requests none.
+    assert proxy.metric("stackctl_proxy_ttft_seconds_count", route=ROUTE) == 2
 
 
 def test_a_client_that_leaves_cancels_the_backend_request(proxy: RunningProxy, backend: ScriptedBackend) -> None:
