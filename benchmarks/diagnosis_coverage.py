@@ -283,7 +283,14 @@ held-out set of real failure logs collected from other public reports and never 
   while round 35's classes were being built, by a collector who saw neither the signatures nor
   that work; a log whose fix the log itself states dropped first, and fix fields that repeated the
   log or said too little removed; measured once: 0/8 = 0.0% (own set then 1455/1455). Rounds 16
-  to 36 together: 74/190 = 38.9%; rounds 20 to 36: 47/140 = 33.6%).
+  to 36 together: 74/190 = 38.9%; rounds 20 to 36: 47/140 = 33.6%; its misses led to nginx's https:// upstream
+  that answers in plain HTTP (http://, or the upstream's TLS port) or refuses the handshake (SNI:
+  proxy_ssl_server_name on, proxy_ssl_name), Prometheus refusing a query over --query.max-samples and a reload
+  without --web.enable-lifecycle, CUDA error 803 (the image's compat libraries before the host driver's:
+  LD_LIBRARY_PATH=/usr/local/nvidia/lib64), the NVIDIA runtime's driver RPC timeout (persistence mode),
+  supervisord's path left as a template's placeholder and a provisioned Grafana dashboard whose datasource is a
+  template variable (an explicit uid, or a datasource variable), built from other reports where found (the
+  supervisord class has only round 36's log so far): own set then 1475/1475).
 - held-out: tests/data/heldout_failures, the next round: logs from other reports, collected after
   the round before was built from, by a collector who saw neither the signatures nor that work;
   measured once. Each file's `# fix:` header lists what a right fix names (`key=`, `flag=`, `env=`:
