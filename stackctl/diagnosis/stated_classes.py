@@ -44,6 +44,14 @@ log read with signatures that do not apply):
   nginx_tls_files;
 - a Grafana provisioning file of the wrong shape ("cannot unmarshal !!map into []*dashboards.DashboardsAsConfigV0"):
   grafana_provisioning_files;
+- nginx's handshake with an https:// upstream: one that answers in plain HTTP ("wrong version number") or
+  refuses it (alert 40 or 112: the server name nginx does not send): nginx_upstream_tls;
+- Prometheus refusing a query over --query.max-samples and a reload without --web.enable-lifecycle:
+  prometheus_queries;
+- CUDA error 803 (a driver library that does not match the module) and the NVIDIA runtime's driver RPC timing
+  out (persistence mode): gpu_driver_handoff;
+- a provisioned Grafana dashboard whose datasource is a template variable ("Datasource named ${DS_X} was not
+  found", an alert rule's "datasource=${datasource}"): grafana_datasource_variables;
 - a script with Windows (CRLF) line endings: its #! interpreter read with the carriage return
   ("/usr/bin/env: 'bash\\r': No such file or directory", "/bin/bash^M: bad interpreter", or the
   message the carriage return folded over: ": No such file or directory").
@@ -70,6 +78,13 @@ from stackctl.diagnosis.docker_nftables import (
     nft_add_fix,
     nft_operation,
 )
+from stackctl.diagnosis.gpu_driver_handoff import (
+    driver_combination,
+    driver_combination_fix,
+    rpc_timeout,
+    rpc_timeout_fix,
+)
+from stackctl.diagnosis.grafana_datasource_variables import unresolved, unresolved_fix
 from stackctl.diagnosis.grafana_provisioning_files import not_provisioning, not_provisioning_fix
 from stackctl.diagnosis.grafana_signatures import unsigned_fix, unsigned_plugin
 from stackctl.diagnosis.illegal_access import ILLEGAL_ADDRESS, illegal_access_fix
@@ -98,9 +113,17 @@ from stackctl.diagnosis.nginx_upstream_access import (
     unknown_variable_fix,
     upstream_denied_fix,
 )
+from stackctl.diagnosis.nginx_upstream_tls import not_tls, not_tls_fix, refused, refused_fix
 from stackctl.diagnosis.open_files import open_files_fix, open_files_limit
+from stackctl.diagnosis.prometheus_queries import (
+    lifecycle_disabled,
+    lifecycle_fix,
+    too_many_samples,
+    too_many_samples_fix,
+)
 from stackctl.diagnosis.prometheus_rules import RULES_FAILED, rules_fix
 from stackctl.diagnosis.registry_certificates import registry_fix, untrusted_registry
+from stackctl.diagnosis.stack_keys import ENVIRONMENT
 from stackctl.diagnosis.stated_cause import StatedCause
 from stackctl.diagnosis.supervisor_config import config_error, config_fix
 from stackctl.diagnosis.supervisor_logs import logfile_fix, logfile_refused
@@ -122,7 +145,37 @@ def classes_stated(line: str, traceback: Sequence[str] = ()) -> list[StatedCause
             *_proxy_pass(line), *_acme_address(line), *_illegal_access(line), *_nginx_directive(line),
             *_registry_certificate(line), *_supervisor_config(line), *_open_files(line), *_nginx_upstream(line),
             *_weight_file(line), *_certbot_refusal(line), *_docker_nftables(line), *_grafana_plugin(line),
-            *_supervisor_user(line), *_nginx_tls_file(line), *_grafana_provisioning(line)]
+            *_supervisor_user(line), *_nginx_tls_file(line), *_grafana_provisioning(line), *_upstream_tls(line),
+            *_prometheus_query(line), *_driver_handoff(line), *_grafana_datasource(line)]
+
+
+def _upstream_tls(line: str) -> list[StatedCause]:
+    upstream = not_tls(line)
+    if upstream is not None:
+        return [StatedCause(f"plain-HTTP upstream: {upstream or 'unnamed'}", not_tls_fix(upstream))]
+    match = refused(line)
+    return [] if match is None else [StatedCause(f"upstream TLS alert {match['alert']}", refused_fix(match))]
+
+
+def _prometheus_query(line: str) -> list[StatedCause]:
+    if too_many_samples(line):
+        return [StatedCause("query over --query.max-samples", too_many_samples_fix(), flag="--query.max-samples")]
+    if lifecycle_disabled(line):
+        return [StatedCause("lifecycle API off", lifecycle_fix(), flag="--web.enable-lifecycle")]
+    return []
+
+
+def _driver_handoff(line: str) -> list[StatedCause]:
+    if driver_combination(line):
+        return [StatedCause("CUDA error 803", driver_combination_fix(), key=ENVIRONMENT, env="LD_LIBRARY_PATH")]
+    return [StatedCause("driver RPC timeout", rpc_timeout_fix())] if rpc_timeout(line) else []
+
+
+def _grafana_datasource(line: str) -> list[StatedCause]:
+    match = unresolved(line)
+    if match is None:
+        return []
+    return [StatedCause(f"datasource variable: {match['named'] or match['variable']}", unresolved_fix(match))]
 
 
 def _nginx_tls_file(line: str) -> list[StatedCause]:

@@ -12,6 +12,10 @@ the same errors as CANT_REREAD:
   neither `[section]` nor `key = value`;
 - quotation marks kept in a value: ConfigParser does not strip them, so `loglevel = "WARN"` is the
   level '"WARN"' and `logfile = "/x.log"` a path starting with a quote (supervisor#566, #946);
+- a path that is a template's placeholder never filled in: "The directory named as part of the path {{
+  settings.SUPERVISOR.logs_directory }}/supervisord.log does not exist" (supervisor#634): a file written for a
+  template engine (Jinja, Ansible, Salt, envsubst's `${X}`, ERB's `<%= %>`) and copied as it is; supervisord
+  expands only its own `%(name)s`;
 - a value of the wrong kind: "not a valid boolean value" (supervisor#113), an `environment=` item
   without `=` ("Unexpected end of key/value pairs", supervisor#515), a quotation not closed
   ("No closing quotation", supervisor#1557).
@@ -33,6 +37,10 @@ _PARSING = re.compile(r"(?:File|Source) contains parsing errors:?\s*'?(?P<file>[
 # A value repr'd with quotation marks inside it ('"WARN"', "'x'"), or a path Supervisor names with a quote first.
 _QUOTED_VALUE = re.compile(r"(?P<what>bad logging level name|not a valid boolean value:) ?(?P<value>'\"[^'\"]*\"'"
                            r"|\"'[^'\"]*'\")|(?P<path>The directory named as part of the path) (?P<quoted>[\"'][^\"']+[\"'])")
+# A placeholder of a template engine left in a path (supervisord's own %(name)s it expands itself).
+_PLACEHOLDER = r"(?:\{\{.*?\}\}|\{%.*?%\}|\$\{\w+\}|<%.*?%>|@\w+@)"
+_TEMPLATE_PATH = re.compile(r"The directory named as part of the path (?P<path>[^\n]*?" + _PLACEHOLDER
+                            + r"[^\n]*?) does not exist")
 _NOT_BOOLEAN = re.compile(r"not a valid boolean value: (?P<value>'[^']*'|\"[^\"]*\")")
 _PAIRS = re.compile(r"Unexpected end of key/value pairs(?: in value (?P<value>'[^']*')| in section '(?P<section>[^']+)')*")
 _CLOSING_QUOTE = re.compile(r"No closing quotation(?: in section '(?P<section>[^']+)')?")
@@ -40,7 +48,8 @@ _BADLY_FORMATTED = re.compile(r"Format string (?P<format>'.*'|\".*\") for '(?P<o
 _FILE = re.compile(r"\(file: '?(?P<file>[^')]+)'?\)")
 CONFIG_INVALID = re.compile(r"File contains no section headers|(?:File|Source) contains parsing errors"
                             r"|bad logging level name '[\"']|not a valid boolean value:"
-                            r"|The directory named as part of the path [\"']|Unexpected end of key/value pairs"
+                            r"|The directory named as part of the path (?:[\"']|[^\n]*?"
+                            + _PLACEHOLDER + r")|Unexpected end of key/value pairs"
                             r"|No closing quotation in section|Format string .* is badly formatted")
 # The first line of a headerless file that is no ini file at all: a traceback, HTML, JSON saved in its place.
 _NOT_INI = re.compile(r"^['\"]\s*(?:Traceback|<|\{)")
@@ -48,7 +57,7 @@ _NOT_INI = re.compile(r"^['\"]\s*(?:Traceback|<|\{)")
 
 @dataclass(frozen=True)
 class ConfigError:
-    kind: str  # "section header", "parsing", "quoted value", "boolean", "environment", "quotation", "percent"
+    kind: str  # "section header", "parsing", "template", "quoted value", "boolean", "environment", "quotation", "percent"
     file: str
     detail: str  # the line, value or section the error names
 
@@ -64,6 +73,8 @@ def config_error(text: str) -> ConfigError | None:
         return ConfigError("section header", match["file"] or file, match["content"] or "")
     if (match := _PARSING.search(text)) is not None:
         return ConfigError("parsing", match["file"] or file, (match["content"] or "").strip())
+    if (match := _TEMPLATE_PATH.search(text)) is not None:
+        return ConfigError("template", file, match["path"])
     if (match := _QUOTED_VALUE.search(text)) is not None:
         return ConfigError("quoted value", file, match["value"] or match["quoted"])
     if (match := _NOT_BOOLEAN.search(text)) is not None:
@@ -102,6 +113,12 @@ def config_fix(error: ConfigError) -> str:
         return (f"a line of {file}{shown} is neither a `[section]` line nor `key = value`: add the missing `=`, put the "
                 "line under its section, or indent a value's continuation lines; a comment starts with `;` or `#` at the "
                 "line's start; " + _RELOAD)
+    if error.kind == "template":
+        return (f"the path {error.detail} in {file} still holds a template's placeholder that was never filled in "
+                "(Jinja or Ansible `{{ }}`, envsubst `${X}`, ERB `<%= %>`): the file was copied from a template instead "
+                "of being rendered, and supervisord expands only its own `%(here)s` and `%(ENV_X)s`. Put the real path "
+                "there (logfile=, childlogdir=, a program's stdout_logfile=), or render the template with its tool "
+                "before supervisord reads it, and create the directory it names; " + _RELOAD)
     if error.kind == "quoted value":
         return (f"supervisord keeps quotation marks as part of a value ({error.detail}): its ini reader does not strip "
                 "them, so `loglevel = \"warn\"` is the level '\"warn\"' and a quoted path starts with a quote; remove "

@@ -281,6 +281,14 @@ class Cause(str, Enum):
     nginx_key_encrypted = "nginx-key-encrypted"
     nginx_dhparam_invalid = "nginx-dhparam-invalid"
     grafana_provisioning_not_provisioning = "grafana-provisioning-not-provisioning"
+    # Round 36's misses, built by cause.
+    nginx_upstream_not_tls = "nginx-upstream-not-tls"
+    nginx_upstream_tls_refused = "nginx-upstream-tls-refused"
+    prometheus_query_too_many_samples = "prometheus-query-too-many-samples"
+    prometheus_lifecycle_disabled = "prometheus-lifecycle-disabled"
+    cuda_driver_combination = "cuda-driver-combination"
+    nvidia_driver_rpc_timeout = "nvidia-driver-rpc-timeout"
+    grafana_datasource_variable_unresolved = "grafana-datasource-variable-unresolved"
     # no signature knows it: the decisive error line and the remedy the log names (fallback.py)
     unrecognised = "unrecognised"
 

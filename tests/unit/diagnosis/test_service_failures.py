@@ -114,6 +114,16 @@ BY_CLASS: dict[Cause, Expect] = {
     C.supervisor_user_not_root: Expect(says=("remove user=", "start supervisord as root")),
     C.nginx_key_encrypted: Expect("letsencrypt_dir", says=("openssl rsa -in", "ssl_password_file", "privkey.pem")),
     C.nginx_dhparam_invalid: Expect(says=("openssl dhparam -out", "drop the ssl_dhparam line", "ssl-dhparams.pem")),
+    C.nginx_upstream_not_tls: Expect(severity=ADVISORY, says=("plain HTTP", "proxy_pass http://", "TLS port")),
+    C.nginx_upstream_tls_refused: Expect(severity=ADVISORY, says=("proxy_ssl_server_name on;", "proxy_ssl_name")),
+    C.prometheus_query_too_many_samples: Expect(flag="--query.max-samples", severity=ADVISORY,
+                                                says=("shorter range", "recording rule")),
+    C.prometheus_lifecycle_disabled: Expect(flag="--web.enable-lifecycle", severity=ADVISORY, says=("SIGHUP",)),
+    C.cuda_driver_combination: Expect("vllm.environment", env="LD_LIBRARY_PATH",
+                                      says=("LD_LIBRARY_PATH=/usr/local/nvidia/lib64", "ld.so.conf", "reboot")),
+    C.nvidia_driver_rpc_timeout: Expect(says=("nvidia-persistenced", "nvidia-smi -pm 1")),
+    C.grafana_datasource_variable_unresolved: Expect(severity=ADVISORY, says=("stackctl-prometheus",
+                                                                              "\"type\": \"datasource\"")),
     C.docker_kernel_module_missing: Expect(says=("sudo modprobe", "modules-load.d")),
     C.nvidia_cdi_hook_missing: Expect(says=("nvidia-cdi-hook", "nvidia-ctk cdi generate")),
     C.nvidia_toolkit_imex_channel: Expect(says=("1.17.3 or later", "1.16.2")),
@@ -519,7 +529,14 @@ ROUND_LABELS = {"cuda_graph_capture_regression": "cuda_graph_capture_failed",
                 "grafana_unsigned_plugin_not_loaded": "grafana_plugin_unsigned",
                 "supervisord_user_root_cannot_drop_privilege_as_nonroot": "supervisor_user_not_root",
                 "nginx_encrypted_private_key_needs_passphrase": "nginx_key_encrypted",
-                "nginx_empty_dhparam_file_no_start_line": "nginx_dhparam_invalid"}
+                "nginx_empty_dhparam_file_no_start_line": "nginx_dhparam_invalid",
+                "nginx_https_to_plain_http_upstream_wrong_version_number": "nginx_upstream_not_tls",
+                "nginx_upstream_tls_needs_sni_proxy_ssl_server_name": "nginx_upstream_tls_refused",
+                "prometheus_query_max_samples_exceeded": "prometheus_query_too_many_samples",
+                "prometheus_reload_lifecycle_api_disabled": "prometheus_lifecycle_disabled",
+                "vllm_error_803_ldcache_nvidia_runtime_driver_mismatch": "cuda_driver_combination",
+                "toolkit_driver_rpc_timeout_without_persistence_mode": "nvidia_driver_rpc_timeout",
+                "grafana_provisioned_dashboard_datasource_template_variable": "grafana_datasource_variable_unresolved"}
 
 
 def test_every_class_is_built_from_several_reports():
