@@ -60,12 +60,16 @@ class AnthropicStream:
             self.timer.tokens(translator.input_tokens, translator.output_tokens, cached=translator.cached_tokens)
             await cancel_and_wait(pinger)
 
-    async def send(self, data: bytes, *, keep_alive: bool = False) -> None:
+    async def send(self, data: bytes, *, keep_alive: bool = False, ending: bool = False) -> None:
+        """`ending`: the reply's last events, held for the response's end (ClientBody.end_with)."""
         assert self._emit is not None
         self._last_sent = time.monotonic()
         if not keep_alive:  # pings are not tokens: keep them out of the TTFT histogram
             self.timer.first_event()
-        await self._emit(data)
+        if ending:
+            self._emit.end_with(data)
+        else:
+            await self._emit(data)
 
     async def _keep_alive(self) -> None:
         # Idle clients and proxies drop silent connections during long prefills.
@@ -140,11 +144,7 @@ class AnthropicStream:
                     break  # the read's callback ended the turn: this is the body's end
                 out = translated(data)
                 if out:
-                    if done and last_turn and upstream.ended:
-                        self.timer.first_event()
-                        emit.end_with(out)
-                    else:
-                        await self.send(out)
+                    await self.send(out, ending=done and last_turn and upstream.ended)
             if translator.turn_over:
                 if done:
                     await upstream.read_to_end()
