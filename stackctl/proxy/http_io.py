@@ -8,12 +8,14 @@ values (prompts) rarely repeat, and caching them would only churn it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 from pydantic_core import from_json
 from starlette.requests import Request
 from starlette.responses import Response
+from starlette.types import Scope
 
 from stackctl.proxy.errors import (
     ApiFormat,
@@ -28,9 +30,19 @@ _MIB = 1024 * 1024
 _EMPTY_BODY = "body is empty: send a JSON object (content-type: application/json)"
 
 
-def require_json_content_type(request: Request) -> None:
+def request_headers(scope: Scope) -> dict[str, str]:
+    """The request's headers by name (the server gives them lower-case), the first of a repeated
+    one as Starlette's `Headers.get` reads it: built once a request, where each lookup in
+    Starlette's Headers scans the whole list again (a request looks up about ten)."""
+    headers: dict[str, str] = {}
+    for name, value in scope["headers"]:
+        headers.setdefault(name.decode("latin-1"), value.decode("latin-1"))
+    return headers
+
+
+def require_json_content_type(headers: Mapping[str, str]) -> None:
     """No content-type is accepted as JSON (curl, scripts); any other kind is refused."""
-    declared = request.headers.get("content-type")
+    declared = headers.get("content-type")
     if declared is None:
         return
     media_type = declared.split(";", 1)[0].strip().lower()

@@ -13,6 +13,7 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Generic, TypeVar
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.multiprocess import MultiProcessCollector
@@ -31,6 +32,24 @@ WINDOW_FIT_OUTCOMES = ("capped", "retried", "prompt_too_long")
 # How a tracked session's request relates to the one before (sessions/tracker.py).
 PREFIX_OUTCOMES = ("first", "kept", "broken")
 _DURATION_BUCKETS = (0.01, 0.05, 0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800)
+
+Metric = TypeVar("Metric", Counter, Gauge, Histogram)
+
+
+class Children(Generic[Metric]):
+    """A labelled metric's children, each looked up once: prometheus_client's `labels()`
+    validates the values and takes a lock on every call, several times a request. The label
+    values are bounded (routes, statuses, key names), as the metric's own children are."""
+
+    def __init__(self, metric: Metric) -> None:
+        self._metric: Metric = metric
+        self._made: dict[tuple[str, ...], Metric] = {}
+
+    def __call__(self, *values: str) -> Metric:
+        child = self._made.get(values)
+        if child is None:
+            child = self._made[values] = self._metric.labels(*values)
+        return child
 
 
 class ProxyMetrics:
@@ -131,6 +150,14 @@ class ProxyMetrics:
         )
         for outcome in WINDOW_FIT_OUTCOMES:
             self.context_fits.labels(outcome)
+        # What each request counts into, looked up once per label values.
+        self.in_flight_of = Children(self.in_flight)
+        self.ttft_of = Children(self.ttft)
+        self.duration_of = Children(self.duration)
+        self.requests_of = Children(self.requests)
+        self.tokens_of = Children(self.tokens)
+        self.cached_tokens_of = Children(self.cached_tokens)
+        self.prefix_requests_of = Children(self.prefix_requests)
 
     def render(self) -> bytes:
         if os.environ.get(MULTIPROCESS_DIR):
@@ -140,7 +167,7 @@ class ProxyMetrics:
         return generate_latest(self.registry)
 
     def begin(self, route: str) -> RequestTimer:
-        self.in_flight.labels(route).inc()
+        self.in_flight_of(route).inc()
         return RequestTimer(metrics=self, route=route)
 
 
@@ -166,7 +193,7 @@ class RequestTimer:
     def first_event(self) -> None:
         if not self._first_event:
             self._first_event = True
-            self.metrics.ttft.labels(self.route).observe(time.perf_counter() - self.started)
+            self.metrics.ttft_of(self.route).observe(time.perf_counter() - self.started)
             if self._deferred is not None:
                 asyncio.get_running_loop().call_soon(self._run_deferred)
 
@@ -189,15 +216,15 @@ class RequestTimer:
         self.prompt_reported += prompt
         self.cached_reported += cached
         if prompt:
-            self.metrics.tokens.labels("in", self.key).inc(prompt)
+            self.metrics.tokens_of("in", self.key).inc(prompt)
             if self.on_prompt_tokens is not None:
                 self.on_prompt_tokens(prompt)
         if cached:
-            self.metrics.cached_tokens.labels(self.key).inc(cached)
+            self.metrics.cached_tokens_of(self.key).inc(cached)
         if self.on_usage is not None:
             self.on_usage(prompt, cached)
         if completion:
-            self.metrics.tokens.labels("out", self.key).inc(completion)
+            self.metrics.tokens_of("out", self.key).inc(completion)
 
     def count(self, usage: ReportedUsage | None) -> None:
         """A usage report as the protocol reads it (none: nothing to count)."""
@@ -209,6 +236,6 @@ class RequestTimer:
             return
         self._run_deferred()
         self._ended = True
-        self.metrics.in_flight.labels(self.route).dec()
-        self.metrics.duration.labels(self.route).observe(time.perf_counter() - self.started)
-        self.metrics.requests.labels(self.route, str(status), self.key).inc()
+        self.metrics.in_flight_of(self.route).dec()
+        self.metrics.duration_of(self.route).observe(time.perf_counter() - self.started)
+        self.metrics.requests_of(self.route, str(status), self.key).inc()

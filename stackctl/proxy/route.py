@@ -9,7 +9,7 @@ uvicorn, which would drop a kept-alive connection without `connection: close`.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 
 from starlette.requests import ClientDisconnect, Request
@@ -18,7 +18,12 @@ from starlette.responses import Response
 from stackctl.proxy.admission import Admitted
 from stackctl.proxy.context import ProxyContext, log
 from stackctl.proxy.errors import ApiFormat, ProxyError, Rejected
-from stackctl.proxy.http_io import error_response, read_body, require_json_content_type
+from stackctl.proxy.http_io import (
+    error_response,
+    read_body,
+    request_headers,
+    require_json_content_type,
+)
 from stackctl.proxy.metrics import RequestTimer
 from stackctl.proxy.streaming import ProducerResponse, Stream
 
@@ -32,6 +37,7 @@ class Exchange:
     request: Request
     body: bytes
     timer: RequestTimer  # first_event() and tokens() feed the metrics and the token limit
+    headers: Mapping[str, str]  # by lower-case name (http_io.request_headers)
 
     @property
     def key(self) -> str:
@@ -66,16 +72,17 @@ def wrap(context: ProxyContext, route: RouteSpec) -> Endpoint:
         status = 500
         handed_off = False  # a stream's end finishes the request, not this function
         try:
-            timer.key = context.keys.key_name(request.headers)
+            headers = request_headers(request.scope)
+            timer.key = context.keys.key_name(headers)
             if route.generates:
                 admission = await context.gate.admit(timer.key)
             body = b""
             if route.reads_body:
-                require_json_content_type(request)
+                require_json_content_type(headers)
                 body = await read_body(request, context.settings.max_body_bytes)
                 if admission is not None:
                     admission.reserve(len(body))
-            outcome = await route.handler(Exchange(request, body, timer))
+            outcome = await route.handler(Exchange(request, body, timer, headers))
             if isinstance(outcome, Stream):
                 handed_off = True
                 return ProducerResponse(

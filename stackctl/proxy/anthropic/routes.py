@@ -79,7 +79,7 @@ class AnthropicRoutes:
 
         def track() -> None:
             context.track(
-                exchange.request.headers, exchange.timer, route=MESSAGES_ROUTE,
+                exchange.headers, exchange.timer, route=MESSAGES_ROUTE,
                 first_user=first_user_text_of_messages(parsed), parts=lambda: chat_request_parts(chat),
             )
 

@@ -48,7 +48,7 @@ class OpenAIRoutes:
         names = list(context.router.served)
         aliases = [(alias.pattern, alias.target) for alias in context.settings.aliases]
         body: dict[str, Any]
-        if "anthropic-version" in exchange.request.headers:
+        if "anthropic-version" in exchange.headers:
             data = [
                 {"type": "model", "id": name, "display_name": name, "created_at": _EPOCH}
                 for name in names + [pattern for pattern, _ in aliases]
@@ -112,7 +112,7 @@ class OpenAIRoutes:
         if path == "/v1/chat/completions":
             messages = payload.get("messages")
             self.context.track(
-                exchange.request.headers, exchange.timer, route=path,
+                exchange.headers, exchange.timer, route=path,
                 first_user=first_user_text_of_items(messages), parts=lambda: chat_payload_parts(payload),
             )
 

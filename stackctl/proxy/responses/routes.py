@@ -93,7 +93,7 @@ class ResponsesRoutes:
 
     def _track(self, exchange: Exchange, payload: dict[str, Any]) -> None:
         self.context.track(
-            exchange.request.headers, exchange.timer, route=RESPONSES_ROUTE,
+            exchange.headers, exchange.timer, route=RESPONSES_ROUTE,
             first_user=first_user_text_of_items(payload.get("input")),
             parts=lambda: responses_payload_parts(payload),
         )

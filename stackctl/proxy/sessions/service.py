@@ -36,7 +36,7 @@ class Sessions(Protocol):
 
 
 def count_turn(metrics: ProxyMetrics, key: str, outcome: Outcome, first_break: bool) -> None:
-    metrics.prefix_requests.labels(key, outcome).inc()
+    metrics.prefix_requests_of(key, outcome).inc()
     if first_break:
         metrics.prefix_broken_sessions.labels(key).inc()
 
