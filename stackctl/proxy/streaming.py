@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
@@ -90,10 +90,12 @@ SSE_HEADERS = [
 @dataclass(frozen=True)
 class Stream:
     """A streamed reply as a handler returns it: `produce(body)` writes the events to the
-    ClientBody it is given; `close()` always runs after, even on a disconnect."""
+    ClientBody it is given; `close()` always runs after, even on a disconnect. It must not wait
+    (it gives the backend connection back): a close that cannot be cancelled halfway needs no
+    task to shield it."""
 
     produce: Producer
-    close: Callable[[], Awaitable[None]]
+    close: Callable[[], None]
     # Written when the server stops before the stream ends (a restart past the 5 s grace): the
     # API's own retryable error, so the client retries instead of reading a cut stream.
     interrupted: bytes = b""
@@ -151,7 +153,7 @@ class ProducerResponse(Response):
                 # Closed before the reply's end reaches the client: its next request may come at
                 # once, and should find the backend connection back in the pool.
                 closed = True
-                await asyncio.shield(self._close())
+                self._close()
                 await send({"type": "http.response.body", "body": emit.take_last(), "more_body": False})
         except OSError:
             disconnected = True
@@ -170,7 +172,7 @@ class ProducerResponse(Response):
                     if task is not None:
                         await cancel_and_wait(task)  # the server shutting down cancels us
                 if not closed:
-                    await asyncio.shield(self._close())
+                    self._close()
             finally:
                 self._in_flight.discard(serving)
                 self._on_done(disconnected)

@@ -102,7 +102,7 @@ class AnthropicRoutes:
                 ping_interval_s=context.settings.ping_interval_s,
                 loop=loop,
             )
-            return Stream(stream.produce, close=upstream.aclose, interrupted=INTERRUPTED)
+            return Stream(stream.produce, close=upstream.release, interrupted=INTERRUPTED)
         if loop is not None:
             message = await loop.complete(calls)
         else:

@@ -40,11 +40,14 @@ class AnthropicStream:
         self.loop = loop
         self._emit: Emit | None = None
         self._last_sent = time.monotonic()
+        self._pinger: asyncio.TimerHandle | None = None
+        self._ping: asyncio.Task[None] | None = None  # a ping being written
+        self._stopped = False
 
     async def produce(self, emit: Emit) -> None:
         self._emit = emit
         translator = self.translator
-        pinger = asyncio.create_task(self._keep_alive())
+        self._pinger = asyncio.get_running_loop().call_later(self.ping_interval_s, self._ping_due)
         try:
             if self.loop is None:
                 await self.relay(self.upstream)
@@ -58,7 +61,10 @@ class AnthropicStream:
             # Counted however the stream ends: a client that leaves right after message_stop
             # cancels the relay before the body's end arrives.
             self.timer.tokens(translator.input_tokens, translator.output_tokens, cached=translator.cached_tokens)
-            await cancel_and_wait(pinger)
+            self._stopped = True
+            self._pinger.cancel()
+            if self._ping is not None:
+                await cancel_and_wait(self._ping)
 
     async def send(self, data: bytes, *, keep_alive: bool = False, ending: bool = False) -> None:
         """`ending`: the reply's last events, held for the response's end (ClientBody.end_with)."""
@@ -71,14 +77,25 @@ class AnthropicStream:
         else:
             await self._emit(data)
 
-    async def _keep_alive(self) -> None:
-        # Idle clients and proxies drop silent connections during long prefills.
-        translator, interval = self.translator, self.ping_interval_s
-        while not translator.finished:
-            await asyncio.sleep(max(0.0, self._last_sent + interval - time.monotonic()))
-            if time.monotonic() - self._last_sent >= interval and not translator.finished:
-                data = translator.start() if not translator.started else PING_EVENT
-                await self.send(data, keep_alive=True)
+    def _ping_due(self) -> None:
+        """Idle clients and proxies drop silent connections during long prefills: after
+        `ping_interval_s` without a write, a ping (the message's start first) goes out. A timer,
+        not a task of its own: most streams end before it is ever due."""
+        if self._stopped or self.translator.finished:
+            return
+        interval = self.ping_interval_s
+        idle = time.monotonic() - self._last_sent
+        if idle < interval or (self._ping is not None and not self._ping.done()):
+            self._pinger = asyncio.get_running_loop().call_later(max(interval - idle, 0.001), self._ping_due)
+            return
+        self._ping = asyncio.create_task(self._send_ping())
+
+    async def _send_ping(self) -> None:
+        translator = self.translator
+        data = translator.start() if not translator.started else PING_EVENT
+        await self.send(data, keep_alive=True)
+        if not self._stopped:
+            self._pinger = asyncio.get_running_loop().call_later(self.ping_interval_s, self._ping_due)
 
     async def relay(self, upstream: BackendStream) -> None:
         """Read one backend SSE stream, translate, send; ends with message_stop or `error`

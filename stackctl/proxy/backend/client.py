@@ -90,7 +90,8 @@ class SilenceWatch:
 
 
 class BackendStream:
-    """A streamed backend reply: headers read, body read by `read()`; always `aclose()`."""
+    """A streamed backend reply: headers read, body read by `read()`; always `release()` (or
+    `aclose()`)."""
 
     def __init__(self, reply: ReplyConnection, pool: ReplyConnections, *, read_timeout_s: float) -> None:
         self._reply = reply
@@ -129,8 +130,12 @@ class BackendStream:
             pass
 
     async def aclose(self) -> None:
+        self.release()
+
+    def release(self) -> None:
         """Give the connection back: a whole reply's connection is kept; an unfinished one (the
-        client left) is closed, so vLLM aborts the request and frees its slot. Once only."""
+        client left) is closed, so vLLM aborts the request and frees its slot. Once only. It
+        never waits, so nothing can cancel it halfway."""
         if not self._released:
             self._released = True
             self._silence.cancel()

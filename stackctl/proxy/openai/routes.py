@@ -98,7 +98,7 @@ class OpenAIRoutes:
                 return _relayed(upstream.content, upstream.status, upstream.content_type)
             self._track(exchange, path, payload)
             relay = OpenAIRelay(upstream, backend=context.backend, timer=exchange.timer)
-            return Stream(relay.produce, close=upstream.aclose, interrupted=INTERRUPTED)
+            return Stream(relay.produce, close=upstream.release, interrupted=INTERRUPTED)
         reply = await calls.request(path, body, payload)
         if isinstance(reply, Refused):
             return _relayed(reply.content, reply.status, reply.content_type)

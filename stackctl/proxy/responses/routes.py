@@ -73,7 +73,7 @@ class ResponsesRoutes:
                 backend_url=context.backend.base_url,
                 timer=exchange.timer,
             )
-            return Stream(relay.produce, close=upstream.aclose)
+            return Stream(relay.produce, close=upstream.release)
         reply = await calls.request(RESPONSES_ROUTE, body, payload)
         if isinstance(reply, Refused):
             return _refused(reply)
