@@ -311,6 +311,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -320,6 +321,8 @@ sys.path.insert(0, str(_ROOT))
 from stackctl.config import parse_stack_config
 from stackctl.diagnosis import Cause, Diagnosis, diagnose_log
 from stackctl.diagnosis.diagnose import context_for
+from stackctl.diagnosis.fallback import fallback_diagnosis
+from stackctl.diagnosis.verdict import DiagnosisContext
 from tests.unit.diagnosis.real_logs import (
     FAILURE_LOGS,
     HELDOUT_FAILURES,
@@ -333,6 +336,10 @@ from tests.unit.diagnosis.real_logs import (
 # Read as `stackctl logs SERVICE --explain` reads a log: with a stack.yaml's settings (here the
 # defaults), so a taken port names the key that sets it.
 _CONFIG = parse_stack_config({})
+
+
+# How a log is read: the whole diagnosis (signatures, then the fallback) or the fallback alone.
+Reader = Callable[[Sequence[str], DiagnosisContext], "Diagnosis | None"]
 
 
 @dataclass(frozen=True)
@@ -361,18 +368,42 @@ def held_out() -> list[Outcome]:
     return labelled(HELDOUT_FAILURES)
 
 
-def labelled(directory: Path) -> list[Outcome]:
-    """Logs whose `# fix:` header says what a right fix names."""
+def labelled(directory: Path, reader: Reader = diagnose_log) -> list[Outcome]:
+    """Logs whose `# fix:` header says what a right fix names, read by `reader` (the whole diagnosis,
+    or the fallback alone)."""
     outcomes = []
     for path in sorted(directory.glob("*.log")):
         headers, lines = read_headers(path)
         # The reporter's host architecture where the report states it (stackctl reads its own host's).
-        diagnosis = diagnose_log(lines, context_for(headers["service"], _CONFIG, machine=headers.get("machine")))
+        diagnosis = reader(lines, context_for(headers["service"], _CONFIG, machine=headers.get("machine")))
         wanted = [item.strip().split("=", 1) for item in headers["fix"].split(",")]
         outcomes.append(Outcome(path.stem, diagnosis is not None and any(_names(diagnosis, field, value)
                                                                          for field, value in wanted),
                                 _said(diagnosis)))
     return outcomes
+
+
+def fallback_alone() -> tuple[list[Outcome], list[Outcome]]:
+    """The held-out rounds read by the fallback alone (no signatures; a None is a miss): the
+    odd-numbered rounds and the even-numbered ones apart."""
+    odd: list[Outcome] = []
+    even: list[Outcome] = []
+    for directory in HELDOUT_ROUNDS:
+        number = int(directory.name.removeprefix("heldout_round"))
+        (odd if number % 2 else even).extend(labelled(directory, fallback_diagnosis))
+    return odd, even
+
+
+def _print_fallback_alone(misses: bool) -> None:
+    odd, even = fallback_alone()
+    print(f"fallback alone, held-out odd rounds : {_figure(odd)} with the right fix named")
+    print(f"fallback alone, held-out even rounds: {_figure(even)} with the right fix named")
+    print(f"fallback alone, held-out all rounds : {_figure(odd + even)} with the right fix named")
+    if misses:
+        # Only the odd rounds' misses: the even rounds are kept unread, the check that a reading generalises.
+        for outcome in odd:
+            if not outcome.right:
+                print(f"  fallback-alone miss: {outcome.name}: {outcome.said}")
 
 
 def _names(diagnosis: Diagnosis, field: str, value: str) -> bool:
@@ -403,7 +434,13 @@ def _held_out_line(outcomes: list[Outcome]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--misses", action="store_true", help="print what was said for each held-out miss")
+    parser.add_argument("--fallback-alone", action="store_true",
+                        help="read the held-out rounds by the fallback alone: odd rounds, even rounds, together "
+                             "(with --misses, the odd rounds' misses only)")
     args = parser.parse_args()
+    if args.fallback_alone:
+        _print_fallback_alone(args.misses)
+        return
     own, held = own_set(), held_out()
     print(f"own set  (signatures built from these): {_figure(own)} diagnosed as their class / fix")
     print(_held_out_line(held))
