@@ -22,6 +22,8 @@ name the fix of where no signature knows the failure:
 - what vLLM states about the model (stated_engine): an architecture it does not know, no chat template,
   a template that wants roles alternating; an architecture it failed to inspect (inspection), by the
   cause its subprocess's traceback states;
+- what a refused request states about the model's context window (stated_requests): a request longer
+  than the window, an answer budget the window cannot hold, a client that needs a longer window;
 - text a program could not encode (stated_encoding): a token with non-ASCII characters in a header, or
   output in an ASCII-only locale;
 - what a failure class's shared reader knows (stated_classes): Docker's flushed iptables chains, a
@@ -42,6 +44,7 @@ from stackctl.diagnosis.stated_classes import classes_stated
 from stackctl.diagnosis.stated_configs import configs_stated
 from stackctl.diagnosis.stated_encoding import encodings_stated
 from stackctl.diagnosis.stated_engine import engine_stated
+from stackctl.diagnosis.stated_requests import requests_stated
 from stackctl.diagnosis.stated_services import services_around
 from stackctl.diagnosis.verdict import DiagnosisContext
 
@@ -70,7 +73,8 @@ def stated_causes(lines: Iterable[str], context: DiagnosisContext, traceback: Se
     for line in lines:
         for cause in (*_mismatches(line, context), *_sockets(line, context), *_refused_images(line, context),
                       *_host_lacks(line, repository), *services_around(line, context),
-                      *configs_stated(line, context), *engine_stated(line), *classes_stated(line, traceback)):
+                      *configs_stated(line, context), *engine_stated(line), *requests_stated(line),
+                      *classes_stated(line, traceback)):
             if all(known.name != cause.name for known in found):
                 found.append(cause)
     # Read with the error's traceback: its frames tell a header from output.

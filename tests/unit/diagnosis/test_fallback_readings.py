@@ -1,0 +1,66 @@
+"""The fallback's readings by cause that hold across programs, read with the signatures aside (most of
+these failures have a class of their own; the fallback must name their fix where no signature knows the
+wording). Each reading rests on real lines from at least two programs' logs under tests/data."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.unit.diagnosis.reading import read_by_fallback
+
+
+@pytest.mark.parametrize(("lines", "service", "window"), [
+    # OpenAI's words, as vLLM, autogen and a gateway relay them
+    ([('{\'object\': \'error\', \'message\': "This model\'s maximum context length is 32768 tokens. However, you '
+      'requested 41648 tokens (37552 in the messages, 4096 in the completion). Please reduce the length of the '
+      'messages or completion. None", \'type\': \'BadRequestError\', \'param\': None, \'code\': 400}')], "vllm", "32768"),
+    (['\t"name": "InvalidRequestError",',
+      ('\t"message": "This model\'s maximum context length is 8192 tokens. However, your messages resulted in 11433 '
+      'tokens. Please reduce the length of the messages.",')], "vllm", "8192"),
+    ([('API Request failed "400 Please reduce the length of the messages or completion. Current length is 42328 '
+      'while limit is 40000"')], "vllm", "40000"),
+    # llama.cpp's server, through Claude Code
+    ([('  ⎿  API Error: 400 {"error":{"code":400,"message":"request (24071 tokens) exceeds the available context size '
+      '(8192 tokens), try increasing it","type":"exceed_context_size_error","n_prompt_tokens":24071,"n_ctx":8192}}')],
+     "filter-proxy", "8192"),
+    # MLX's server, through Claude Code
+    (["⏺ API Error: 400 Prompt exceeds maximum context length"], "vllm", None),
+])
+def test_a_request_past_the_context_window_names_the_window_key(lines: list[str], service: str, window: str | None):
+    diagnosis = read_by_fallback(lines, service)
+    assert diagnosis.fix.key == "vllm.max_model_len" and diagnosis.fix.flag == "--max-model-len"
+    assert "compact or trim the conversation" in diagnosis.fix.text
+    assert window is None or f"({window} tokens)" in diagnosis.fix.text
+
+
+@pytest.mark.parametrize(("line", "service", "past"), [
+    # vLLM's refusal of the answer budget, in its own log and through a client
+    (("2026-04-28T14:17:50.089230833+08:00 (APIServer pid=1) ERROR 04-28 14:17:50 [serving_chat.py:257] ValueError: "
+      "'max_tokens' or 'max_completion_tokens' is too large: 8192. This model's maximum context length is 8192 tokens "
+      "and your request has 1210 input tokens (8192 > 8192 - 1210)."), "vllm", "the context window (8192 tokens)"),
+    (("API Error: 400 'max_tokens' or 'max_completion_tokens' is too large: 64000. This model's maximum context length "
+     "is 20000 tokens and your request has 16614 input tokens (64000 > 20000 - 16614). None"), "filter-proxy",
+     "the context window (20000 tokens)"),
+    # OpenAI's cap on an answer, relayed by a gateway
+    (('    "message": "max_tokens is too large: 32000. This model supports at most 16384 completion tokens, whereas you '
+     'provided 32000.",'), "filter-proxy", "the model's limit on an answer (16384 tokens)"),
+])
+def test_an_answer_budget_past_the_window_asks_the_client_for_less(line: str, service: str, past: str):
+    diagnosis = read_by_fallback([line], service)
+    assert "lower max_tokens in the client" in diagnosis.fix.text and past in diagnosis.fix.text
+    assert diagnosis.fix.key == "vllm.max_model_len"
+
+
+def test_a_client_that_needs_a_longer_window_is_told_how_long():
+    diagnosis = read_by_fallback([(
+        '03:15:53 [diagnostic] lane task error: lane=session:agent:main:main durationMs=179 error="FailoverError: Model '
+        'context window too small (4096 tokens). Minimum is 16000."')], "filter-proxy")
+    assert diagnosis.fix.key == "vllm.max_model_len" and "to 16000 or more" in diagnosis.fix.text
+
+
+def test_a_refusal_stated_without_an_error_level_is_still_read():
+    """The refusal quoted bare, as a client pastes it: no level, no exception, only the words."""
+    diagnosis = read_by_fallback([(
+        "This model's maximum context length is 32768 tokens. However, you requested 32000 output tokens and your "
+        "prompt contains at least 769 input tokens, for a total of at least 32769 tokens.")], "filter-proxy")
+    assert diagnosis.fix.key == "vllm.max_model_len" and "reserves 32000 tokens" in diagnosis.fix.text
