@@ -64,3 +64,23 @@ def test_a_refusal_stated_without_an_error_level_is_still_read():
         "This model's maximum context length is 32768 tokens. However, you requested 32000 output tokens and your "
         "prompt contains at least 769 input tokens, for a total of at least 32769 tokens.")], "filter-proxy")
     assert diagnosis.fix.key == "vllm.max_model_len" and "reserves 32000 tokens" in diagnosis.fix.text
+
+
+@pytest.mark.parametrize(("line", "service", "said"), [
+    # the template's raise_exception through jinja2, llama.cpp's server, vLLM's record, a client and a gateway
+    ("jinja2.exceptions.TemplateError: System message must be at the beginning.", "vllm", "at the beginning"),
+    ("HTTP 500/400: Jinja Exception: System message must be at the beginning.", "filter-proxy", "at the beginning"),
+    (('Error: HTTP 400: Bad Request — {"error":{"message":"System message must be at the beginning.","type":'
+     '"BadRequestError","param":null,"code":400}}'), "filter-proxy", "at the beginning"),
+    ("System message must be at the beginning.", "filter-proxy", "at the beginning"),
+    (("ERROR 08-05 12:39:06 serving_chat.py:118] Error in applying chat template from request: System role not "
+     "supported"), "vllm", "has no system role"),
+    (("litellm.exceptions.BadRequestError: litellm.BadRequestError: OpenAIException - Error code: 400 - {'object': "
+     "'error', 'message': 'System role not supported', 'type': 'BadRequestError', 'param': None, 'code': 400}"),
+     "filter-proxy", "has no system role"),
+    ("jinja2.exceptions.TemplateError: System role not supported.", "vllm", "has no system role"),
+])
+def test_a_chat_template_refusing_the_system_message_names_the_template_flag(line: str, service: str, said: str):
+    diagnosis = read_by_fallback([line], service)
+    assert diagnosis.fix.flag == "--chat-template" and diagnosis.fix.key == "vllm.extra_args"
+    assert said in diagnosis.fix.text and "system message" in diagnosis.fix.text
