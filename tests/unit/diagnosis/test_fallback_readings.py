@@ -84,3 +84,21 @@ def test_a_chat_template_refusing_the_system_message_names_the_template_flag(lin
     diagnosis = read_by_fallback([line], service)
     assert diagnosis.fix.flag == "--chat-template" and diagnosis.fix.key == "vllm.extra_args"
     assert said in diagnosis.fix.text and "system message" in diagnosis.fix.text
+
+
+@pytest.mark.parametrize(("line", "service", "said"), [
+    # logfmt's escaped quotes around a path: node-exporter's statfs() refused, Prometheus's WAL segment empty
+    (('nodeexporter    | time="2017-10-12T07:19:45Z" level=error msg="Error on statfs() system call for \\"/rootfs/var/'
+     'lib/docker/containers/3ba4123c2ff67826a1869c0c3e2ac7e36beea1601b97ff3075e117448af39300/shm\\": permission denied"'
+     ' source="filesystem_linux.go:57"'), "node-exporter",
+     "give node-exporter access to /rootfs/var/lib/docker/containers/"),
+    (('Dez 12 11:46:22 chuck-norris.always.survives node_exporter[17479]: time="2017-12-12T11:46:22+01:00" '
+     'level=error msg="Error on statfs() system call for \\"/var/lib/docker/containers/'
+     '3b904624f3f78c0a0bea28242d71b058649e496cd370f61dfd914d611dec669c/shm\\": permission denied" '
+     'source="filesystem_linux.go:57"'), "node-exporter", "give node-exporter access to /var/lib/docker/containers/"),
+    (('Oct 12 11:48:20 ... docker[2709]: level=error ts=2017-10-12T09:48:20.103205196Z caller=main.go:317 msg="Opening '
+     'storage failed" err="validate meta \\"/prometheus/wal/000025\\": EOF"'), "prometheus",
+     "(/prometheus/wal/000025) is empty or cut short"),
+])
+def test_a_path_in_escaped_quotes_is_read_as_quoted(line: str, service: str, said: str):
+    assert said in read_by_fallback([line], service).fix.text
