@@ -102,3 +102,22 @@ def test_a_chat_template_refusing_the_system_message_names_the_template_flag(lin
 ])
 def test_a_path_in_escaped_quotes_is_read_as_quoted(line: str, service: str, said: str):
     assert said in read_by_fallback([line], service).fix.text
+
+
+@pytest.mark.parametrize(("line", "service", "said", "flag"), [
+    # Go's words (node-exporter, Docker's userland proxy), nginx's and uvicorn's
+    ("listen tcp 172.17.0.1:9100: bind: cannot assign requested address", "node-exporter",
+     "set --web.listen-address to an address this host has", "--web.listen-address"),
+    (("Jan 18 02:36:12 www nginx[1305]: nginx: [emerg] bind() to #ipv4-address#:80 failed (99: Cannot assign requested "
+     "address)"), "nginx", "set the `listen ADDRESS:PORT` directive to an address this host has", None),
+    (("ERROR:    [Errno 99] error while attempting to bind on address ('::1', 8000, 0, 0): cannot assign requested "
+     "address"), "vllm", "is an IPv6 address and IPv6 is off", "--host"),
+    (("ERROR: for nginx-web  Cannot start service nginx-web: driver failed programming external connectivity on endpoint "
+     "nginx-web (a1476bc8e02ba57bf1c3639cca112f12b20e42071eb9e15f62e4e6a25dd47f3d): Error starting userland proxy: "
+     "listen tcp 51.15.210.18:443: bind: cannot assign requested address"), "docker",
+     "remove the address from the service's `ports:` entry", None),
+])
+def test_a_listen_address_the_host_lacks_names_the_listen_setting(line: str, service: str, said: str,
+                                                                   flag: str | None):
+    diagnosis = read_by_fallback([line], service)
+    assert said in diagnosis.fix.text and diagnosis.fix.flag == flag
