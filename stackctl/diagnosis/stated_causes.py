@@ -2,7 +2,8 @@
 name the fix of where no signature knows the failure:
 
 - two components whose versions do not match ("cannot import name 'X' from 'pkg'", "undefined
-  symbol: SYMBOL" in a compiled module, "API version mismatch", "module compiled against API version
+  symbol: SYMBOL" in a compiled module, "API version mismatch", the NVIDIA driver's "Driver/library version
+  mismatch" and its kernel module's "NVRM: API mismatch", "module compiled against API version
   A but this version of numpy is B", pip's "X requires Y==N, but you have Y M");
 - a unix socket with no server behind it ("unix:///var/run/supervisor.sock no such file", "dial unix
   /run/containerd/containerd.sock: connect: no such file or directory", "Is the docker daemon
@@ -107,7 +108,10 @@ _REQUIRES_BUT = re.compile(r"(?P<owner>[\w.-]+) (?P<owner_version>\d[\w.+]*) req
 # mismatch"); the NVIDIA driver's own "Driver/library version mismatch" is the kernel's and the
 # library's, told apart below.
 _API_MISMATCH = re.compile(r"\bAPI version mismatch\b", re.IGNORECASE)
-_DRIVER_LIBRARY = re.compile(r"\bDriver/library version mismatch|NVML/RM version mismatch", re.IGNORECASE)
+# The kernel's own words for it (NVRM: "API mismatch: the client has the version A, but this kernel
+# module has the version B"), as dmesg or the journal show them.
+_DRIVER_LIBRARY = re.compile(r"\bDriver/library version mismatch|NVML/RM version mismatch|\bNVRM: API mismatch: the client\b",
+                             re.IGNORECASE)
 # Who speaks the API where the line names it: "Error retrieving DCGM MIG hierarchy" -> DCGM.
 _API_NAMED = re.compile(r"\b(?P<name>DCGM|NVML|NCCL|CUDA|containerd|runc|Docker)\b")
 

@@ -121,3 +121,16 @@ def test_a_listen_address_the_host_lacks_names_the_listen_setting(line: str, ser
                                                                    flag: str | None):
     diagnosis = read_by_fallback([line], service)
     assert said in diagnosis.fix.text and diagnosis.fix.flag == flag
+
+
+@pytest.mark.parametrize("lines", [
+    # the kernel module's words, from the journal and from dmesg, with NVML's for the same cause beside them
+    ["Aug 26 14:08:07 nyasara-linux kernel: NVRM: API mismatch: the client has the version 367.44, but",
+     "                                      NVRM: this kernel module has the version 367.35.  Please"],
+    ["[   12.014918] NVRM: API mismatch: the client has the version 570.153.02, but"],
+    ["[    9.424670] NVRM: API mismatch: the client 'kwin_wayland' (pid 1005)"],
+    ["Failed to initialize NVML: Driver/library version mismatch"],
+])
+def test_the_driver_modules_version_mismatch_asks_for_a_reboot(lines: list[str]):
+    diagnosis = read_by_fallback(lines, "docker")
+    assert "reboot the host" in diagnosis.fix.text and "different versions" in diagnosis.fix.text
