@@ -345,7 +345,10 @@ _NO_GPU_DRIVER = re.compile(r"could not select device driver \\?\"(?P<driver>[^\
 _UPSTREAM_UNKNOWN = re.compile(r"host not found in upstream \"(?P<host>[^\":/]+)(?::\d+)?\"")
 # The Hub's refusal without a token: a gated or private repository.
 _HUB_REFUSED = re.compile(r"GatedRepoError|Cannot access gated repo|You are trying to access a gated repo"
-                          r"|\b40[13] Client Error: \w+ for url: https://huggingface\.co/")
+                          r"|\b40[13] Client Error: \w+ for url: https://huggingface\.co/"
+                          # huggingface_hub's message under the error, where a log keeps only that line
+                          r"|\b(?:Repo|Access to) model [\w.-]+/[\w.-]+ is (?:gated|restricted)\. You must (?:have access to "
+                          r"it and )?be authenticated")
 _HUB_REPOSITORY = re.compile(r"https://huggingface\.co/(?:api/models/)?(?P<repo>[\w.-]+/[\w.-]+)/(?:resolve|revision)/"
                              r"|(?:Access to model|Repo model) (?P<named>[\w.-]+/[\w.-]+) is")
 

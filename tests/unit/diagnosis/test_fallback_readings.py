@@ -134,3 +134,18 @@ def test_a_listen_address_the_host_lacks_names_the_listen_setting(line: str, ser
 def test_the_driver_modules_version_mismatch_asks_for_a_reboot(lines: list[str]):
     diagnosis = read_by_fallback(lines, "docker")
     assert "reboot the host" in diagnosis.fix.text and "different versions" in diagnosis.fix.text
+
+
+@pytest.mark.parametrize(("line", "repository"), [
+    # huggingface_hub's message as xinference, neosapiens, optimum-neuron, mlx-examples and SGLang logged it, alone
+    (("pdf-chatbot-with-local-llm-chat_doc-1  | Repo model meta-llama/Llama-2-13b-chat-hf is gated. You must be "
+     "authenticated to access it."), "meta-llama/Llama-2-13b-chat-hf"),
+    ("Repo model meta-llama/Llama-2-7b is gated. You must be authenticated to access it.", "meta-llama/Llama-2-7b"),
+    ("Access to model mistralai/Mistral-7B-Instruct-v0.2 is restricted. You must be authenticated to access it.",
+     "mistralai/Mistral-7B-Instruct-v0.2"),
+    (("Access to model meta-llama/Llama-3.2-1B-Instruct is restricted. You must have access to it and be authenticated "
+     "to access it. Please log in."), "meta-llama/Llama-3.2-1B-Instruct"),
+])
+def test_a_gated_repository_named_alone_asks_for_a_token(line: str, repository: str):
+    diagnosis = read_by_fallback([line], "vllm")
+    assert diagnosis.fix.env == "HF_TOKEN" and f"https://huggingface.co/{repository}" in diagnosis.fix.text
