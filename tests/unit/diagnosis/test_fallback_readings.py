@@ -149,3 +149,15 @@ def test_the_driver_modules_version_mismatch_asks_for_a_reboot(lines: list[str])
 def test_a_gated_repository_named_alone_asks_for_a_token(line: str, repository: str):
     diagnosis = read_by_fallback([line], "vllm")
     assert diagnosis.fix.env == "HF_TOKEN" and f"https://huggingface.co/{repository}" in diagnosis.fix.text
+
+
+@pytest.mark.parametrize("lines", [
+    # certbot's report (no error level, the word alone) and acme.sh's verify error
+    [" - The following errors were reported by the server:", "", "   Domain: www.cultrix.nl",
+     "   Type:   connection", "   Detail: DNS problem: NXDOMAIN looking up A for www.cultrix.nl"],
+    ["Detail: DNS problem: NXDOMAIN looking up A for officeapps.shomar.com"],
+    ["[Mon May 30 16:00:45 CST 2016] www.aa.com:Verify error:DNS problem: NXDOMAIN looking up A for www.aa.com"],
+])
+def test_a_domain_without_a_dns_record_names_the_hostname(lines: list[str]):
+    diagnosis = read_by_fallback(lines, "certbot")
+    assert diagnosis.fix.key == "hostname" and "create a DNS record for hostname" in diagnosis.fix.text
