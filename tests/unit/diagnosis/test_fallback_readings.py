@@ -161,3 +161,19 @@ def test_a_gated_repository_named_alone_asks_for_a_token(line: str, repository: 
 def test_a_domain_without_a_dns_record_names_the_hostname(lines: list[str]):
     diagnosis = read_by_fallback(lines, "certbot")
     assert diagnosis.fix.key == "hostname" and "create a DNS record for hostname" in diagnosis.fix.text
+
+
+@pytest.mark.parametrize(("line", "service", "said"), [
+    # go-yaml's syntax errors as promtool, Prometheus and Grafana's provisioning report them
+    ("yaml: line 7: mapping values are not allowed in this context", "prometheus", "must be in quotes"),
+    ("Service init failed: Datasource provisioning error: yaml: line 5: mapping values are not allowed in this context",
+     "grafana", "must be in quotes"),
+    (('level=error ts=2019-04-04T07:45:15.852696951Z caller=main.go:582 err="Error loading config couldn\'t load '
+     'configuration (--config.file=/data/mysql/tidb/deploy/conf/prometheus.yml): parsing YAML file '
+     '/data/mysql/tidb/deploy/conf/prometheus.yml: yaml: line 109: did not find expected key"'), "prometheus",
+     "/data/mysql/tidb/deploy/conf/prometheus.yml does not parse at line 109"),
+    (("ERRO[843257] Couldn't load configuration (-config.file=prometheus.yml): yaml: line 359: did not find expected '-' "
+     "indicator  source=main.go:208"), "prometheus", "the indentation at or just above that line is off"),
+])
+def test_a_yaml_file_that_does_not_parse_names_the_line_and_what_its_words_mean(line: str, service: str, said: str):
+    assert said in read_by_fallback([line], service).fix.text
