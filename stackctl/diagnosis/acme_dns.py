@@ -1,6 +1,7 @@
 """The ACME server finding no address for a domain it was asked to validate: read by the
 certbot-dns-no-address signature and by the fallback alike. Apart from NXDOMAIN (certbot_dns_missing:
-no record at all).
+no record at all), read the same way: "DNS problem: NXDOMAIN looking up A for NAME" in certbot's and
+acme.sh's words.
 
 Let's Encrypt asks the domain's authoritative name servers itself, not a resolver near the user:
 "Type: unknownHost" / "No valid IP addresses found for NAME" / "no valid A records found for NAME" means
@@ -33,3 +34,14 @@ def no_address_fix(domain: str) -> str:
             "at that provider); if the authoritative name servers do not answer cleanly, fix them with the DNS "
             "provider or change DNS providers; a CNAME must end at a public address. Then `stackctl tls issue` "
             "again for hostname in stack.yaml")
+
+
+# The ACME server's NXDOMAIN for the domain: no record of that name at all (a typo, or one not created yet).
+NO_RECORD = re.compile(r"DNS problem ?: NXDOMAIN looking up (?:A|AAAA) for (?P<domain>[\w.-]+\w)", re.IGNORECASE)
+
+
+def no_record_fix() -> str:
+    return ("create a DNS record for hostname: an A record (and/or AAAA) pointing at this host's public "
+            "address, at the DNS provider of the domain; wait for it to resolve (`dig +short NAME`: a new "
+            "record takes minutes to propagate, and certbot sees NXDOMAIN until then), or fix a typo in "
+            "hostname in stack.yaml")

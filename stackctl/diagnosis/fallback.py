@@ -161,12 +161,22 @@ def _without_error_line(lines: list[str], context: DiagnosisContext) -> Diagnosi
 
 
 def _remedy_window(lines: list[str], decisive: ErrorLine) -> list[str]:
-    """The decisive message, the lines right after it, and the error records just above it."""
+    """The decisive message, the lines right after it, and the error records just above it, each with
+    the quotes a structured log escaped inside its values read as quotes."""
     before = {line.index for line in error_lines(lines[max(0, decisive.index - _BEFORE):decisive.index])}
     start = max(0, decisive.index - _BEFORE)
     above = [strip_prefixes(lines[start + offset]) for offset in sorted(before)]
     after = [strip_prefixes(line) for line in lines[decisive.index + 1:decisive.index + 1 + _AFTER]]
-    return [decisive.text, *after, *above]
+    return [_unescaped(line) for line in (decisive.text, *after, *above)]
+
+
+# A quote escaped inside a quoted value: logfmt's msg="... \"/path\": permission denied" (Go's %q, as
+# Prometheus, its exporters and Docker's daemon write it), once or twice over.
+_ESCAPED_QUOTE = re.compile(r'\\+"')
+
+
+def _unescaped(line: str) -> str:
+    return _ESCAPED_QUOTE.sub('"', line)
 
 
 def _shortened(text: str) -> str:

@@ -193,7 +193,10 @@ _STATED_FAILURE = re.compile(
     r"|already in use|not found|no such|denied|refused|invalid|must|not allowed|not supported|unsupported|not defined"
     r"|not installed|not (?:currently )?loaded|not recogni[sz]e|unrecogni[sz]ed|unknown|mismatch|insufficient|exceeds?"
     r"|too (?:old|many|long|large|small)|does not (?:exist|match|support|allow|appear)"
-    r"|doesn't (?:exist|match|support|have|appear)|no available|requires)\b"
+    r"|doesn't (?:exist|match|support|have|appear)|no available|requires"
+    # A request refused for the model's context window, in the OpenAI API's words that servers repeat;
+    # DNS's own word for a name that does not exist.
+    r"|maximum context length|NXDOMAIN)\b"
     r"|^\s*Please\b",
     re.IGNORECASE,
 )

@@ -2,7 +2,8 @@
 name the fix of where no signature knows the failure:
 
 - two components whose versions do not match ("cannot import name 'X' from 'pkg'", "undefined
-  symbol: SYMBOL" in a compiled module, "API version mismatch", "module compiled against API version
+  symbol: SYMBOL" in a compiled module, "API version mismatch", the NVIDIA driver's "Driver/library version
+  mismatch" and its kernel module's "NVRM: API mismatch", "module compiled against API version
   A but this version of numpy is B", pip's "X requires Y==N, but you have Y M");
 - a unix socket with no server behind it ("unix:///var/run/supervisor.sock no such file", "dial unix
   /run/containerd/containerd.sock: connect: no such file or directory", "Is the docker daemon
@@ -22,6 +23,8 @@ name the fix of where no signature knows the failure:
 - what vLLM states about the model (stated_engine): an architecture it does not know, no chat template,
   a template that wants roles alternating; an architecture it failed to inspect (inspection), by the
   cause its subprocess's traceback states;
+- what a refused request states about the model's context window (stated_requests): a request longer
+  than the window, an answer budget the window cannot hold, a client that needs a longer window;
 - text a program could not encode (stated_encoding): a token with non-ASCII characters in a header, or
   output in an ASCII-only locale;
 - what a failure class's shared reader knows (stated_classes): Docker's flushed iptables chains, a
@@ -42,6 +45,7 @@ from stackctl.diagnosis.stated_classes import classes_stated
 from stackctl.diagnosis.stated_configs import configs_stated
 from stackctl.diagnosis.stated_encoding import encodings_stated
 from stackctl.diagnosis.stated_engine import engine_stated
+from stackctl.diagnosis.stated_requests import requests_stated
 from stackctl.diagnosis.stated_services import services_around
 from stackctl.diagnosis.verdict import DiagnosisContext
 
@@ -70,7 +74,8 @@ def stated_causes(lines: Iterable[str], context: DiagnosisContext, traceback: Se
     for line in lines:
         for cause in (*_mismatches(line, context), *_sockets(line, context), *_refused_images(line, context),
                       *_host_lacks(line, repository), *services_around(line, context),
-                      *configs_stated(line, context), *engine_stated(line), *classes_stated(line, traceback)):
+                      *configs_stated(line, context), *engine_stated(line), *requests_stated(line),
+                      *classes_stated(line, traceback)):
             if all(known.name != cause.name for known in found):
                 found.append(cause)
     # Read with the error's traceback: its frames tell a header from output.
@@ -103,7 +108,10 @@ _REQUIRES_BUT = re.compile(r"(?P<owner>[\w.-]+) (?P<owner_version>\d[\w.+]*) req
 # mismatch"); the NVIDIA driver's own "Driver/library version mismatch" is the kernel's and the
 # library's, told apart below.
 _API_MISMATCH = re.compile(r"\bAPI version mismatch\b", re.IGNORECASE)
-_DRIVER_LIBRARY = re.compile(r"\bDriver/library version mismatch|NVML/RM version mismatch", re.IGNORECASE)
+# The kernel's own words for it (NVRM: "API mismatch: the client has the version A, but this kernel
+# module has the version B"), as dmesg or the journal show them.
+_DRIVER_LIBRARY = re.compile(r"\bDriver/library version mismatch|NVML/RM version mismatch|\bNVRM: API mismatch: the client\b",
+                             re.IGNORECASE)
 # Who speaks the API where the line names it: "Error retrieving DCGM MIG hierarchy" -> DCGM.
 _API_NAMED = re.compile(r"\b(?P<name>DCGM|NVML|NCCL|CUDA|containerd|runc|Docker)\b")
 
@@ -337,7 +345,10 @@ _NO_GPU_DRIVER = re.compile(r"could not select device driver \\?\"(?P<driver>[^\
 _UPSTREAM_UNKNOWN = re.compile(r"host not found in upstream \"(?P<host>[^\":/]+)(?::\d+)?\"")
 # The Hub's refusal without a token: a gated or private repository.
 _HUB_REFUSED = re.compile(r"GatedRepoError|Cannot access gated repo|You are trying to access a gated repo"
-                          r"|\b40[13] Client Error: \w+ for url: https://huggingface\.co/")
+                          r"|\b40[13] Client Error: \w+ for url: https://huggingface\.co/"
+                          # huggingface_hub's message under the error, where a log keeps only that line
+                          r"|\b(?:Repo|Access to) model [\w.-]+/[\w.-]+ is (?:gated|restricted)\. You must (?:have access to "
+                          r"it and )?be authenticated")
 _HUB_REPOSITORY = re.compile(r"https://huggingface\.co/(?:api/models/)?(?P<repo>[\w.-]+/[\w.-]+)/(?:resolve|revision)/"
                              r"|(?:Access to model|Repo model) (?P<named>[\w.-]+/[\w.-]+) is")
 

@@ -17,7 +17,8 @@ log read with signatures that do not apply):
   not exist", Docker 28's "Unable to enable DIRECT ACCESS FILTERING", "Module ip_tables not found"):
   iptables_tables;
 - nginx's proxy_pass with a URI part in a regular-expression location: nginx_proxy_pass;
-- the ACME server finding no usable address for a domain ("No valid IP addresses found for X"): acme_dns;
+- the ACME server finding no usable address for a domain ("No valid IP addresses found for X") or no record
+  at all ("DNS problem: NXDOMAIN looking up A for X"): acme_dns;
 - nginx's "unknown directive": a directive of a newer nginx (http2 before 1.25.1) apart from a module's not
   loaded or a typo: nginx_directives;
 - Docker refusing a registry's certificate ("x509: certificate signed by unknown authority" on a pull): a
@@ -63,7 +64,13 @@ import re
 from collections.abc import Sequence
 
 from stackctl.diagnosis.acme_caa import caa_domain, caa_fix
-from stackctl.diagnosis.acme_dns import NO_ADDRESS, no_address_domain, no_address_fix
+from stackctl.diagnosis.acme_dns import (
+    NO_ADDRESS,
+    NO_RECORD,
+    no_address_domain,
+    no_address_fix,
+    no_record_fix,
+)
 from stackctl.diagnosis.certbot_plugins import plugin_fix, plugin_not_loaded
 from stackctl.diagnosis.client_certificates import (
     certificate_variable,
@@ -290,6 +297,9 @@ def _proxy_pass(line: str) -> list[StatedCause]:
 
 
 def _acme_address(line: str) -> list[StatedCause]:
+    no_record = NO_RECORD.search(line)
+    if no_record:
+        return [StatedCause(f"no DNS record: {no_record['domain']}", no_record_fix(), key="hostname")]
     if not NO_ADDRESS.search(line):
         return []
     domain = no_address_domain(line)

@@ -8,7 +8,10 @@ for the fallback to name the fix of:
 - nginx told to listen on IPv6 where the host has none ("socket() [::]:80 failed (97: Address family
   not supported by protocol)"), and the same refusal from other programs;
 - a Prometheus command-line flag written into prometheus.yml ("field path not found in type
-  config.plain": storage.tsdb.path).
+  config.plain": storage.tsdb.path);
+- a YAML file a Go service read that does not parse ("yaml: line 7: mapping values are not allowed in
+  this context", "did not find expected key", "did not find expected '-' indicator", as Prometheus,
+  promtool and Grafana's provisioning say them): the quoting or indentation at that line.
 """
 
 from __future__ import annotations
@@ -21,7 +24,40 @@ from stackctl.diagnosis.verdict import DiagnosisContext
 
 
 def configs_stated(line: str, context: DiagnosisContext) -> list[StatedCause]:
-    return [*_unexpanded(line), *_temp_path_denied(line), *no_ipv6(line, context), *_prometheus_flags(line)]
+    return [*_unexpanded(line), *_temp_path_denied(line), *no_ipv6(line, context), *_prometheus_flags(line),
+            *_yaml_syntax(line, context)]
+
+
+# --- a YAML file that does not parse ---------------------------------------------------------------
+
+# go-yaml's syntax errors (not its "unmarshal errors", a field of the wrong type or name).
+_YAML_SYNTAX = re.compile(r"\byaml: line (?P<line>\d+): (?P<message>(?!unmarshal)[^\"\\]+?)(?=\s*(?:\"|\\|$|\s\w+=))")
+_YAML_FILE = re.compile(r"parsing YAML file (?P<file>[^\s:\"]+)")
+# What each syntax error most often means, by its words.
+_YAML_HINTS = (
+    (re.compile(r"mapping values are not allowed"), ("a value with ': ' in it (a description, an annotation, a URL) must "
+     "be in quotes, or a key sits indented under a value")),
+    (re.compile(r"did not find expected (?:key|'-' indicator)|could not find expected ':'"), ("the indentation at or "
+     "just above that line is off: spaces only, never tabs, and the items of one list or mapping aligned")),
+    (re.compile(r"found character that cannot start any token"), ("a tab, or a value that starts with a character "
+     "YAML reserves (@, `, %, *, &) and must be in quotes")),
+)
+_YAML_CHECKS = {"prometheus": "`promtool check config FILE` (`promtool check rules FILE` for a rule file)"}
+
+
+def _yaml_syntax(line: str, context: DiagnosisContext) -> list[StatedCause]:
+    match = _YAML_SYNTAX.search(line)
+    if match is None:
+        return []
+    message = match["message"].strip()
+    hint = next((text for pattern, text in _YAML_HINTS if pattern.search(message)),
+                "check the quoting and indentation at and just above that line")
+    named = _YAML_FILE.search(line)
+    which = named["file"] if named else f"a YAML file {context.service} read"
+    check = _YAML_CHECKS.get(context.service, "a YAML linter (`yamllint FILE`)")
+    return [StatedCause(f"YAML syntax: line {match['line']}", (
+        f"{which} does not parse at line {match['line']} ({message}): {hint}; {check} finds what is left; "
+        "a file stackctl renders is rendered afresh by `stackctl up`, so correct the file that was added or edited"))]
 
 
 # --- supervisord's %(ENV_X)s ---------------------------------------------------------------------

@@ -7,7 +7,11 @@
   define one"): --chat-template, or the model's instruct variant;
 - a chat template that refuses the conversation's roles ("Conversation roles must alternate
   user/assistant/user/assistant/..."): the system message first and turns alternating, or a template
-  without the rule.
+  without the rule;
+- a chat template that refuses the system message, whichever server or client relays its
+  raise_exception (jinja2's TemplateError, llama.cpp's "Jinja Exception: ...", vLLM's "Error in applying
+  chat template from request: ...", or the message alone): "System message must be at the beginning.",
+  "System role not supported": what the client sends, or a template that takes it.
 """
 
 from __future__ import annotations
@@ -24,8 +28,13 @@ _NO_TEMPLATE = re.compile(r"you must provide a chat template if the tokenizer do
 _ALTERNATE = re.compile(r"Conversation roles must alternate user/assistant")
 
 
+_SYSTEM_FIRST = re.compile(r"System message must be at the beginning", re.IGNORECASE)
+_NO_SYSTEM_ROLE = re.compile(r"System role not supported", re.IGNORECASE)
+_TEMPLATE_FILE = f"--chat-template FILE in {_EXTRA_ARGS}"
+
+
 def engine_stated(line: str) -> list[StatedCause]:
-    return [*_architecture(line), *_no_template(line), *_roles_alternate(line)]
+    return [*_architecture(line), *_no_template(line), *_roles_alternate(line), *_template_refusal(line)]
 
 
 def _architecture(line: str) -> list[StatedCause]:
@@ -67,3 +76,21 @@ def _roles_alternate(line: str) -> list[StatedCause]:
         "client's later system text into the leading system message), or give vLLM a template without that rule "
         f"(--chat-template FILE in {_EXTRA_ARGS}), or serve a model whose template has none"), _EXTRA_ARGS,
         flag="--chat-template")]
+
+
+def _template_refusal(line: str) -> list[StatedCause]:
+    """The model's chat template raising on a request's system message: sent after the first message, or
+    sent at all to a template without a system role."""
+    if _SYSTEM_FIRST.search(line):
+        text = ("the model's chat template takes one system message, at the beginning, and this request sent one "
+                "later: the client must move the system message to the beginning (merge later ones into it, or send "
+                "them as user messages; STACKCTL_PROXY_SYSTEM_PLACEMENT=front on the filter-proxy moves an Anthropic "
+                f"client's later system text into the leading system message), or give vLLM a template that accepts "
+                f"them ({_TEMPLATE_FILE})")
+        return [StatedCause("system message not first", text, _EXTRA_ARGS, flag="--chat-template")]
+    if _NO_SYSTEM_ROLE.search(line):
+        text = ("the model's chat template has no system role and this request sent a system message: the client "
+                "must merge the system message into the first user message, or give vLLM a template that folds it "
+                f"into the first user turn ({_TEMPLATE_FILE}), or serve a model whose template has a system role")
+        return [StatedCause("no system role", text, _EXTRA_ARGS, flag="--chat-template")]
+    return []

@@ -7,13 +7,16 @@ them, for the fallback to name the fix of:
 - nothing listening where a connection was refused (nginx's "connect() failed (111: Connection refused)
   while connecting to upstream", Go's "dial tcp ADDR:PORT: connect: connection refused", urllib3's
   HTTPConnectionPool(host=..., port=...) ... [Errno 111], Node's "connect ECONNREFUSED ADDR:PORT");
-- an upstream's response headers larger than nginx's buffer ("upstream sent too big header").
+- an upstream's response headers larger than nginx's buffer ("upstream sent too big header");
+- a listen address this host does not have ("listen tcp 172.17.0.1:9100: bind: cannot assign requested
+  address", uvicorn's and nginx's "(99: Cannot assign requested address)"): listen_addresses.
 """
 
 from __future__ import annotations
 
 import re
 
+from stackctl.diagnosis.listen_addresses import NOT_ON_HOST, listen_address, not_on_host
 from stackctl.diagnosis.stack_keys import SERVICE_PORT_KEYS
 from stackctl.diagnosis.stated_cause import StatedCause
 from stackctl.diagnosis.verdict import DiagnosisContext
@@ -25,7 +28,17 @@ _PORT_OWNERS = {key: service for service, key in SERVICE_PORT_KEYS.items() if se
 
 
 def services_around(line: str, context: DiagnosisContext) -> list[StatedCause]:
-    return [*_other_architecture(line, context), *_nothing_listens(line, context), *_header_too_big(line)]
+    return [*_other_architecture(line, context), *_nothing_listens(line, context), *_header_too_big(line),
+            *_address_not_here(line, context)]
+
+
+def _address_not_here(line: str, context: DiagnosisContext) -> list[StatedCause]:
+    """A listen address no interface of this host carries."""
+    if not NOT_ON_HOST.search(line):
+        return []
+    address, port = listen_address(line)
+    said = not_on_host(address, port, context.service)
+    return [StatedCause(f"listen address: {address or 'unnamed'}", said.text, said.key, flag=said.flag)]
 
 
 # --- a program built for another CPU architecture ------------------------------------------------

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from stackctl.diagnosis.acme_dns import NO_ADDRESS, no_address_domain, no_address_fix
+from stackctl.diagnosis.acme_dns import NO_ADDRESS, no_address_domain, no_address_fix, no_record_fix
 from stackctl.diagnosis.evidence import Evidence
 from stackctl.diagnosis.signature import CONSEQUENCE, Signature, found, signature, unnamed
 from stackctl.diagnosis.verdict import Cause, Diagnosis, Fix
@@ -95,11 +95,7 @@ def _certbot_dns_missing(evidence: Evidence) -> Diagnosis:
     domain = evidence.read(re.compile(r"NXDOMAIN looking up (?:A|AAAA) for (?P<domain>[\w.-]+\w)")).get("domain", "")
     return found(evidence, Cause.certbot_dns_missing,
                  f"{domain or 'the hostname'} has no DNS record, so Let's Encrypt cannot validate it",
-                 Fix("create a DNS record for hostname: an A record (and/or AAAA) pointing at this host's public "
-                     "address, at the DNS provider of the domain; wait for it to resolve (`dig +short NAME`: a new "
-                     "record takes minutes to propagate, and certbot sees NXDOMAIN until then), or fix a typo in "
-                     "hostname in stack.yaml; then `stackctl up`",
-                     key="hostname"), **({"domain": domain} if domain else {}))
+                 Fix(f"{no_record_fix()}; then `stackctl up`", key="hostname"), **({"domain": domain} if domain else {}))
 
 
 

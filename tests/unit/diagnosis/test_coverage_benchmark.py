@@ -24,3 +24,19 @@ def test_the_benchmark_prints_both_figures_and_misses_nothing_of_the_own_set():
     else:
         # Between rounds: the last one joined the own set and the next is not collected yet.
         assert held is None and re.search(r"^held-out .*: no held-out round yet", done.stdout, re.MULTILINE), done.stdout
+
+
+def test_fallback_alone_prints_odd_even_and_all_rounds_and_lists_only_odd_misses():
+    done = subprocess.run([sys.executable, "benchmarks/diagnosis_coverage.py", "--fallback-alone", "--misses"],
+                          cwd=_ROOT, capture_output=True, text=True, timeout=300, check=True)
+    figures = {part: re.search(rf"^fallback alone, held-out {part} rounds *: (\d+)/(\d+) = ", done.stdout, re.MULTILINE)
+               for part in ("odd", "even", "all")}
+    assert all(figures.values()), done.stdout
+    odd, even, together = (figures[part] for part in ("odd", "even", "all"))
+    assert odd and even and together
+    assert int(odd[1]) + int(even[1]) == int(together[1]) and int(odd[2]) + int(even[2]) == int(together[2])
+    misses = re.findall(r"^  fallback-alone miss: (\S+):", done.stdout, re.MULTILINE)
+    assert len(misses) == int(odd[2]) - int(odd[1])
+    odd_names = {path.stem for number in range(1, 37, 2)
+                 for path in (_ROOT / f"tests/data/heldout_round{number}").glob("*.log")}
+    assert set(misses) <= odd_names

@@ -185,6 +185,9 @@ def test_the_fallback_reads_each_stated_cause_with_the_classes_fix():
     assert len(regex) == 1 and "location ^~" in regex[0].text and "the line nginx names" in regex[0].text
     address = classes_stated("Detail: No valid IP addresses found for test.website.com")  # letsencrypt-vesta#26
     assert len(address) == 1 and address[0].key == "hostname" and "dig +trace A test.website.com" in address[0].text
+    # NXDOMAIN is no record at all, not one without a usable address: its own cause (certbot-dns-missing's fix).
+    nxdomain = classes_stated("Detail: DNS problem: NXDOMAIN looking up A for officeapps.shomar.com")
+    assert [cause.name for cause in nxdomain] == ["no DNS record: officeapps.shomar.com"]
+    assert "dig +trace" not in nxdomain[0].text and "create a DNS record for hostname" in nxdomain[0].text
     # Neighbours state none of these.
-    assert classes_stated("Detail: DNS problem: NXDOMAIN looking up A for officeapps.shomar.com") == []
     assert classes_stated("iptables: No chain/target/match by that name.") == []
