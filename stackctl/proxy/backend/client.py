@@ -122,6 +122,10 @@ class BackendStream:
         reply cost the next request a new connection). A backend that goes on past [DONE] for
         longer than _BODY_END_S has its connection closed by `aclose()` instead."""
         read = self.read
+        if self._reply.complete:  # mostly: the end came with [DONE]; reading it cannot wait
+            while await read():
+                pass
+            return
         try:
             async with asyncio.timeout(_BODY_END_S):
                 while await read():

@@ -194,6 +194,11 @@ class ReplyConnection(asyncio.Protocol):
         self._transport.write(request)
         await self._head
 
+    def head_timed_out(self) -> None:
+        """The reply's status and headers did not come in time: `send()` raises TimeoutError."""
+        if not self._head.done():
+            self._head.set_exception(TimeoutError())
+
     def deliver_to(self, sink: Callable[[bytes], bool] | None) -> None:
         """While the reader waits in `read()`, hand the body that each network read brings to
         `sink`, in order, from this protocol's callback; what `sink` declines (False) is queued
@@ -265,12 +270,16 @@ class ReplyConnections:
         return await self._send(await self._connect(), request)
 
     async def _send(self, connection: ReplyConnection, request: bytes) -> ReplyConnection:
+        # A timer that fails the wait for the head, not asyncio.timeout: that one's bookkeeping
+        # (a context manager cancelling the task) costs several times as much, every request.
+        timer = asyncio.get_running_loop().call_later(self._head_timeout_s, connection.head_timed_out)
         try:
-            async with asyncio.timeout(self._head_timeout_s):
-                await connection.send(request)
+            await connection.send(request)
         except BaseException:
             connection.close()
             raise
+        finally:
+            timer.cancel()
         return connection
 
     async def _connect(self) -> ReplyConnection:
