@@ -212,6 +212,23 @@ async def test_a_silent_backend_ends_the_stream_after_the_read_timeout(start) ->
     await backend.aclose()
 
 
+async def test_a_backend_that_never_answers_is_unavailable_after_the_read_timeout(start) -> None:
+    closed = asyncio.Event()
+
+    async def never_answers(reader, writer, number) -> None:  # type: ignore[no-untyped-def]
+        await reader.read()  # reads the request, answers nothing, sees the proxy hang up
+        closed.set()
+
+    _, url = await start(never_answers)
+    backend = Backend(url, api_key=None, read_timeout_s=0.3)
+    started = asyncio.get_running_loop().time()
+    with pytest.raises(BackendUnavailable, match="(?i)time"):
+        await backend.open_stream("/v1/chat/completions", b"{}")
+    assert 0.3 <= asyncio.get_running_loop().time() - started < 1.0
+    await asyncio.wait_for(closed.wait(), 2)  # the connection is not kept for the next request
+    await backend.aclose()
+
+
 async def test_a_stopped_backend_is_unavailable_not_a_traceback() -> None:
     stopped = await asyncio.start_server(sse_reply, "127.0.0.1", 0)  # type: ignore[arg-type]
     port = stopped.sockets[0].getsockname()[1]
