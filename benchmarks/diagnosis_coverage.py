@@ -290,8 +290,8 @@ held-out set of real failure logs collected from other public reports and never 
   LD_LIBRARY_PATH=/usr/local/nvidia/lib64), the NVIDIA runtime's driver RPC timeout (persistence mode),
   supervisord's path left as a template's placeholder and a provisioned Grafana dashboard whose datasource is a
   template variable (an explicit uid, or a datasource variable), built from other reports where found (the
-  supervisord class has only round 36's log so far): own set then 1475/1475).
-- held-out: tests/data/heldout_failures, round 37: 10 logs from 10 other reports (GitHub issues:
+  supervisord class has only round 36's log so far): own set then 1475/1475)
+  and tests/data/heldout_round37 (10 logs from 10 other reports (GitHub issues:
   clients of the endpoint 3, node-exporter 2, supervisord 2, Grafana, nginx, vLLM), sampled unlike
   the rounds before it: a fixed list of 40 symptoms a user of such a box meets, across every service
   of the stack, and for each the first report in search order that shows the program's own error
@@ -301,7 +301,10 @@ held-out set of real failure logs collected from other public reports and never 
   reports dropped first (an upstream patch named only by its issue and PR numbers, LiteLLM's own
   server bug) and fix fields that could not be named or said too little removed; measured once:
   2/10 = 20.0% (own set then 1475/1475). Rounds 16 to 37 together: 76/200 = 38.0%; rounds 20 to
-  37: 49/150 = 32.7%. Each file's `# fix:` header lists what a right fix names (`key=`, `flag=`, `env=`:
+  37: 49/150 = 32.7%).
+- held-out: tests/data/heldout_failures, the next round: logs from other reports, collected after
+  the round before was built from, by a collector who saw neither the signatures nor that work;
+  measured once. Each file's `# fix:` header lists what a right fix names (`key=`, `flag=`, `env=`:
   that field of the fix; `text=`: words in the fix sentence); any one suffices. The class in the
   file name is only a label: a fix reached by another class, or by the fallback reading the remedy
   the log names, counts the same.
