@@ -301,7 +301,17 @@ held-out set of real failure logs collected from other public reports and never 
   reports dropped first (an upstream patch named only by its issue and PR numbers, LiteLLM's own
   server bug) and fix fields that could not be named or said too little removed; measured once:
   2/10 = 20.0% (own set then 1475/1475). Rounds 16 to 37 together: 76/200 = 38.0%; rounds 20 to
-  37: 49/150 = 32.7%).
+  37: 49/150 = 32.7%; its misses led to supervisord's program that would not stay up ("Exited too quickly",
+  read by what the log shows: a command that goes to the background, an exit status; else the usual causes in
+  order: daemonizing, its own log, startsecs) and its command by name alone not on its PATH (the full path, or
+  environment=PATH= from supervisor 3.3.5/4.0.0 on), node-exporter's collectors denied a kernel file of /proc or
+  /sys (no chown: root, CAP_DAC_READ_SEARCH or --no-collector.X), an exporter's web configuration with a key at the
+  wrong level or invisible whitespace (tls_server_config), vLLM's own port reservation right after a crash
+  (SO_REUSEADDR from vLLM 0.6.4), nginx's upstream named by a domain name (127.0.0.1 or `server localhost` for one
+  on this host), Grafana's data directory (chown first, chmod where a share ignores it) and an endpoint refusing
+  the shape of Claude Code's request body (`claude --bare`, CLAUDE_CODE_SIMPLE=1), built from other reports where
+  found (vLLM's reservation, nginx's domain name and the daemonizing program have only round 37's log and the own
+  set so far): own set then 1490/1490).
 - held-out: tests/data/heldout_failures, the next round: logs from other reports, collected after
   the round before was built from, by a collector who saw neither the signatures nor that work;
   measured once. Each file's `# fix:` header lists what a right fix names (`key=`, `flag=`, `env=`:
