@@ -290,8 +290,8 @@ held-out set of real failure logs collected from other public reports and never 
   LD_LIBRARY_PATH=/usr/local/nvidia/lib64), the NVIDIA runtime's driver RPC timeout (persistence mode),
   supervisord's path left as a template's placeholder and a provisioned Grafana dashboard whose datasource is a
   template variable (an explicit uid, or a datasource variable), built from other reports where found (the
-  supervisord class has only round 36's log so far): own set then 1475/1475).
-- held-out: tests/data/heldout_failures, round 37: 10 logs from 10 other reports (GitHub issues:
+  supervisord class has only round 36's log so far): own set then 1475/1475)
+  and tests/data/heldout_round37 (10 logs from 10 other reports (GitHub issues:
   clients of the endpoint 3, node-exporter 2, supervisord 2, Grafana, nginx, vLLM), sampled unlike
   the rounds before it: a fixed list of 40 symptoms a user of such a box meets, across every service
   of the stack, and for each the first report in search order that shows the program's own error
@@ -301,7 +301,20 @@ held-out set of real failure logs collected from other public reports and never 
   reports dropped first (an upstream patch named only by its issue and PR numbers, LiteLLM's own
   server bug) and fix fields that could not be named or said too little removed; measured once:
   2/10 = 20.0% (own set then 1475/1475). Rounds 16 to 37 together: 76/200 = 38.0%; rounds 20 to
-  37: 49/150 = 32.7%. Each file's `# fix:` header lists what a right fix names (`key=`, `flag=`, `env=`:
+  37: 49/150 = 32.7%; its misses led to supervisord's program that would not stay up ("Exited too quickly",
+  read by what the log shows: a command that goes to the background, an exit status; else the usual causes in
+  order: daemonizing, its own log, startsecs) and its command by name alone not on its PATH (the full path, or
+  environment=PATH= from supervisor 3.3.5/4.0.0 on), node-exporter's collectors denied a kernel file of /proc or
+  /sys (no chown: root, CAP_DAC_READ_SEARCH or --no-collector.X), an exporter's web configuration with a key at the
+  wrong level or invisible whitespace (tls_server_config), vLLM's own port reservation right after a crash
+  (SO_REUSEADDR from vLLM 0.6.4), nginx's upstream named by a domain name (127.0.0.1 or `server localhost` for one
+  on this host), Grafana's data directory (chown first, chmod where a share ignores it) and an endpoint refusing
+  the shape of Claude Code's request body (`claude --bare`, CLAUDE_CODE_SIMPLE=1), built from other reports where
+  found (vLLM's reservation, nginx's domain name and the daemonizing program have only round 37's log and the own
+  set so far): own set then 1490/1490).
+- held-out: tests/data/heldout_failures, the next round: logs from other reports, collected after
+  the round before was built from, by a collector who saw neither the signatures nor that work;
+  measured once. Each file's `# fix:` header lists what a right fix names (`key=`, `flag=`, `env=`:
   that field of the fix; `text=`: words in the fix sentence); any one suffices. The class in the
   file name is only a label: a fix reached by another class, or by the fallback reading the remedy
   the log names, counts the same.

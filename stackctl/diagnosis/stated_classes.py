@@ -53,6 +53,17 @@ log read with signatures that do not apply):
   out (persistence mode): gpu_driver_handoff;
 - a provisioned Grafana dashboard whose datasource is a template variable ("Datasource named ${DS_X} was not
   found", an alert rule's "datasource=${datasource}"): grafana_datasource_variables;
+- supervisord's program that would not stay up ("Exited too quickly (process log may have details)") and a command by
+  name that is not on its PATH ("can't find command 'gunicorn'"): supervisor_exits, supervisor_commands;
+- node-exporter's collectors denied a kernel file of /proc or /sys that only root may read: node_kernel_files;
+- an exporter's web configuration file with a key where its type does not take it ("field X not found in type
+  web.Config"): exporter_web_config;
+- vLLM's own reservation of its API port refused right after a crash ("sock.bind(("", args.port))", Errno 98):
+  vllm_port_reservation;
+- nginx's upstream named by a domain name it cannot resolve ("host not found in upstream NAME.example.com"):
+  nginx_upstream_names;
+- an endpoint refusing the shape of Claude Code's request body (a system message inside messages, "Request body
+  format invalid"): client_request_bodies;
 - a script with Windows (CRLF) line endings: its #! interpreter read with the carriage return
   ("/usr/bin/env: 'bash\\r': No such file or directory", "/bin/bash^M: bad interpreter", or the
   message the carriage return folded over: ": No such file or directory").
@@ -78,6 +89,7 @@ from stackctl.diagnosis.client_certificates import (
     untrusted_fix,
 )
 from stackctl.diagnosis.client_names import mismatched_target, name_mismatch_fix
+from stackctl.diagnosis.client_request_bodies import body_fix, refused_body, system_role_fix
 from stackctl.diagnosis.docker_chains import CHAIN_MISSING, chains_fix, missing_chain
 from stackctl.diagnosis.docker_nftables import (
     chain_exists_fix,
@@ -85,6 +97,7 @@ from stackctl.diagnosis.docker_nftables import (
     nft_add_fix,
     nft_operation,
 )
+from stackctl.diagnosis.exporter_web_config import fields_fix, unknown_fields
 from stackctl.diagnosis.gpu_driver_handoff import (
     driver_combination,
     driver_combination_fix,
@@ -120,7 +133,9 @@ from stackctl.diagnosis.nginx_upstream_access import (
     unknown_variable_fix,
     upstream_denied_fix,
 )
+from stackctl.diagnosis.nginx_upstream_names import domain_fix, domain_name, unknown_upstream
 from stackctl.diagnosis.nginx_upstream_tls import not_tls, not_tls_fix, refused, refused_fix
+from stackctl.diagnosis.node_kernel_files import denied, denied_fix
 from stackctl.diagnosis.open_files import open_files_fix, open_files_limit
 from stackctl.diagnosis.prometheus_queries import (
     lifecycle_disabled,
@@ -132,7 +147,9 @@ from stackctl.diagnosis.prometheus_rules import RULES_FAILED, rules_fix
 from stackctl.diagnosis.registry_certificates import registry_fix, untrusted_registry
 from stackctl.diagnosis.stack_keys import ENVIRONMENT
 from stackctl.diagnosis.stated_cause import StatedCause
+from stackctl.diagnosis.supervisor_commands import bare_command, not_on_path_fix
 from stackctl.diagnosis.supervisor_config import config_error, config_fix
+from stackctl.diagnosis.supervisor_exits import EXITED_TOO_QUICKLY, exited_quickly_fix
 from stackctl.diagnosis.supervisor_logs import logfile_fix, logfile_refused
 from stackctl.diagnosis.supervisor_privileges import cannot_drop, cannot_drop_fix
 from stackctl.diagnosis.supervisor_spawn import (
@@ -141,6 +158,7 @@ from stackctl.diagnosis.supervisor_spawn import (
     directory_fix,
     not_run_fix,
 )
+from stackctl.diagnosis.vllm_port_reservation import RESERVATION, reservation_fix
 from stackctl.diagnosis.weight_files import corrupt_weights_fix, corrupt_weights_reason
 
 
@@ -153,7 +171,54 @@ def classes_stated(line: str, traceback: Sequence[str] = ()) -> list[StatedCause
             *_registry_certificate(line), *_supervisor_config(line), *_open_files(line), *_nginx_upstream(line),
             *_weight_file(line), *_certbot_refusal(line), *_docker_nftables(line), *_grafana_plugin(line),
             *_supervisor_user(line), *_nginx_tls_file(line), *_grafana_provisioning(line), *_upstream_tls(line),
-            *_prometheus_query(line), *_driver_handoff(line), *_grafana_datasource(line)]
+            *_prometheus_query(line), *_driver_handoff(line), *_grafana_datasource(line), *_supervisor_exit(line),
+            *_supervisor_command(line), *_kernel_file(line), *_web_config(line), *_port_reservation(line, traceback),
+            *_upstream_domain(line), *_request_body(line)]
+
+
+def _supervisor_exit(line: str) -> list[StatedCause]:
+    if not EXITED_TOO_QUICKLY.search(line):
+        return []
+    return [StatedCause("exited too quickly", exited_quickly_fix("", None))]
+
+
+def _supervisor_command(line: str) -> list[StatedCause]:
+    command = bare_command(line)
+    return [] if command is None else [StatedCause(f"not on supervisord's PATH: {command}", not_on_path_fix(command))]
+
+
+def _kernel_file(line: str) -> list[StatedCause]:
+    denial = denied(line)
+    return [] if denial is None else [StatedCause(f"kernel file: {denial[1]}", denied_fix([denial]))]
+
+
+def _web_config(line: str) -> list[StatedCause]:
+    fields = unknown_fields(line)
+    if not fields:
+        return []
+    return [StatedCause(f"web config key: {', '.join(field.strip() for field, _type in fields)}", fields_fix(fields))]
+
+
+def _port_reservation(line: str, traceback: Sequence[str]) -> list[StatedCause]:
+    if "Errno 98" not in line or not any(RESERVATION.search(frame) for frame in [*traceback, line]):
+        return []
+    return [StatedCause("vLLM's API port reservation", reservation_fix(None), key="ports.vllm")]
+
+
+def _upstream_domain(line: str) -> list[StatedCause]:
+    upstream = unknown_upstream(line) or ""
+    domain = domain_name(upstream)
+    return [] if domain is None else [StatedCause(f"upstream domain: {domain}", domain_fix(domain, upstream),
+                                                  key="hosts")]
+
+
+def _request_body(line: str) -> list[StatedCause]:
+    refused = refused_body(line)
+    if refused is None:
+        return []
+    if refused == "system role":
+        return [StatedCause("system message inside messages", system_role_fix(), env="CLAUDE_CODE_SIMPLE")]
+    return [StatedCause("request body refused", body_fix())]
 
 
 def _upstream_tls(line: str) -> list[StatedCause]:

@@ -289,6 +289,10 @@ class Cause(str, Enum):
     cuda_driver_combination = "cuda-driver-combination"
     nvidia_driver_rpc_timeout = "nvidia-driver-rpc-timeout"
     grafana_datasource_variable_unresolved = "grafana-datasource-variable-unresolved"
+    # Round 37's misses, built by cause.
+    node_exporter_kernel_file_denied = "node-exporter-kernel-file-denied"
+    web_config_field_unknown = "web-config-field-unknown"
+    client_request_body_refused = "client-request-body-refused"
     # no signature knows it: the decisive error line and the remedy the log names (fallback.py)
     unrecognised = "unrecognised"
 

@@ -52,6 +52,7 @@ from stackctl.diagnosis.signatures import (
     tls_files,
     upstream_tls,
     web,
+    web_configs,
     weight_files,
 )
 
@@ -100,6 +101,7 @@ SIGNATURES: tuple[Signature, ...] = (
     *grafana_datasources.SIGNATURES,
     *node_filesystems.SIGNATURES,
     *node_privileges.SIGNATURES,
+    *web_configs.SIGNATURES,
     *prometheus_config.SIGNATURES,
     *prometheus_queries.SIGNATURES,
     *scrape.SIGNATURES,

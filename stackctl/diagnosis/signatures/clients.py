@@ -4,7 +4,8 @@ request for url"; the OpenAI SDK's "Connection error.") or no scheme at all, a c
 client sets below the agent's minimum (OpenClaw's contextWindow), an exporter asked off /metrics,
 Codex on the Chat Completions wire where only the Responses API is left, LiteLLM without a provider
 prefix or without the model a client asks for (Claude Code's haiku), a thinking budget not
-below max_tokens, a gateway refusing the anthropic-beta values Claude Code sends, a model that
+below max_tokens, a gateway refusing the anthropic-beta values Claude Code sends or the shape of its request body (a
+system message inside messages, what a plugin adds: client_request_bodies), a model that
 does not support tools (Ollama's refusal), OpenAI's own 401 for a key (a placeholder) meant for another server, and
 a client calling a path the engine does not serve (`/generate` or `/` on vLLM's OpenAI-compatible server)."""
 
@@ -12,8 +13,15 @@ from __future__ import annotations
 
 import re
 
+from stackctl.diagnosis.client_request_bodies import (
+    BODY_REFUSED,
+    SYSTEM_ROLE,
+    body_fix,
+    refused_body,
+    system_role_fix,
+)
 from stackctl.diagnosis.evidence import Evidence
-from stackctl.diagnosis.signature import Signature, found, signature
+from stackctl.diagnosis.signature import Signature, found, signature, unnamed
 from stackctl.diagnosis.verdict import Cause, Diagnosis, Fix, Severity
 
 _BASE_URLS = ("point the client at the filter-proxy without /v1 for Anthropic clients (Claude Code: "
@@ -217,6 +225,21 @@ def _client_anthropic_beta_header_rejected(evidence: Evidence) -> Diagnosis:
                  **({"betas": betas} if betas else {}))
 
 
+def _client_request_body_refused(evidence: Evidence) -> Diagnosis:
+    refused = refused_body(evidence.text)
+    if refused is None:
+        raise ValueError("no refusal on this line")
+    if refused == "system role":
+        return found(evidence, Cause.client_request_body_refused,
+                     "the endpoint refused Claude Code's request: a message with role system inside messages, which "
+                     "it accepts only at the top level (400, a client-side error)",
+                     Fix(system_role_fix(), env="CLAUDE_CODE_SIMPLE"), refused=refused)
+    return found(evidence, Cause.client_request_body_refused,
+                 "the gateway refused the shape of Claude Code's request body (400, a client-side error): most often "
+                 "what a plugin, hook or MCP server adds to it",
+                 Fix(body_fix()), refused=refused)
+
+
 _CURL_REFUSED = re.compile(r"curl: \(7\) Failed (?:to )?connect to (?P<host>[\w.:-]+?)(?::| port )(?P<port>\d+)\b")
 
 
@@ -335,4 +358,5 @@ SIGNATURES: tuple[Signature, ...] = (
     signature(Cause.thinking_budget, r"`?max_tokens`? must be greater than `?thinking\.budget_tokens`?", _thinking_budget),
     signature(Cause.client_anthropic_beta_header_rejected, r"Unexpected value\(s\) `[^`]+`.* for the `anthropic-beta`",
               _client_anthropic_beta_header_rejected),
+    signature(Cause.client_request_body_refused, unnamed(SYSTEM_ROLE, BODY_REFUSED), _client_request_body_refused),
 )

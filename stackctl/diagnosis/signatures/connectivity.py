@@ -1,4 +1,5 @@
-"""Ports, shared memory and the links between processes and nodes: a port already taken, /dev/shm
+"""Ports, shared memory and the links between processes and nodes: a port already taken (vLLM's own
+reservation of its API port right after a crash: vllm_port_reservation), /dev/shm
 too small for NCCL, an NCCL system error of another cause (buffers the network cannot register, an
 NCCL_* variable set away from its default) or of none the log names, Gloo/NCCL on the wrong
 interface, a Ray node without a GPU."""
@@ -11,6 +12,7 @@ from stackctl.diagnosis.evidence import Evidence
 from stackctl.diagnosis.signature import ADVISORY, CONSEQUENCE, Signature, found, signature
 from stackctl.diagnosis.stack_keys import port_key
 from stackctl.diagnosis.verdict import Cause, Diagnosis, Fix, Severity
+from stackctl.diagnosis.vllm_port_reservation import reservation_fix, reserved_by_vllm
 
 # uvicorn (vLLM, the filter-proxy), nginx, Go servers (Prometheus, Grafana, the exporters) and
 # Docker's port publishing.
@@ -31,6 +33,12 @@ def _port_in_use(evidence: Evidence) -> Diagnosis:
     internal = any(_INTERNAL_PORT.search(line) for line in evidence.lines[max(0, evidence.index - 6):evidence.index + 1])
     if port is None and not internal and evidence.nearest_before({"api": _API_SOCKET}):
         port = evidence.settings.port
+    if port is None and reserved_by_vllm(evidence.lines, evidence.index):
+        port = evidence.settings.port
+        return found(evidence, Cause.port_in_use,
+                     "vLLM could not reserve its API port: right after a crash or restart, the port is held for about "
+                     "a minute by the connections of the vLLM before it (vLLM 0.6.2 and 0.6.3), or by another process",
+                     Fix(reservation_fix(port), key="ports.vllm"), **({"port": port} if port else {}))
     if port is None and (internal or service == "vllm"):
         return found(evidence, Cause.port_in_use,
                      "a port vLLM opens for its own workers is taken: another vLLM is most likely still running",

@@ -89,9 +89,13 @@ def _grafana_data_permission(evidence: Evidence) -> Diagnosis:
                          "yours; Debian's package: `sudo chown -R grafana:grafana /var/lib/grafana`), and "
                          "the data directory must not be mounted read-only; then `stackctl up`",
                          key="images.grafana"), path=path)
+    # A directory Grafana's user may not write: chown first; chmod where the share ignores ownership.
     return found(evidence, Cause.grafana_data_permission,
                  f"Grafana may not write its data directory ({path})",
-                 Fix(fix, key="images.grafana"), path=path)
+                 Fix(f"{fix}. Where chown does not take (a share or NAS mount that ignores ownership: Unraid's shares, "
+                     "SMB/CIFS, NFS with root_squash), make the directory writable for every user instead: `sudo chmod "
+                     "-R 777 DIR` (or a+rwX); chown is the narrower fix and comes first",
+                     key="images.grafana"), path=path)
 
 
 def _grafana_datasource_provisioning(evidence: Evidence) -> Diagnosis:

@@ -1,13 +1,15 @@
 """node-exporter's collectors that need more than the exporter's user or its security profile allow: AppArmor
-denying the ptrace read that process metrics take, and systemd's private socket, which only root may use. The
-exporter keeps serving; those collectors' metrics are missing."""
+denying the ptrace read that process metrics take, systemd's private socket, which only root may use, and the
+kernel's files of /proc and /sys that this kernel lets only root read (node_kernel_files). The exporter keeps serving;
+those collectors' metrics are missing."""
 
 from __future__ import annotations
 
 import re
 
 from stackctl.diagnosis.evidence import Evidence
-from stackctl.diagnosis.signature import ADVISORY, Signature, found, signature
+from stackctl.diagnosis.node_kernel_files import DENIED, denied, denied_fix
+from stackctl.diagnosis.signature import ADVISORY, Signature, found, signature, unnamed
 from stackctl.diagnosis.verdict import Cause, Diagnosis, Fix, Severity
 
 # The kernel's audit record (atmosphere#3493: cri-containerd.apparmor.d denying node_exporter's ptrace read).
@@ -46,7 +48,20 @@ def _private_socket_refused(evidence: Evidence) -> Diagnosis:
                  severity=Severity.advisory)
 
 
+def _kernel_file_denied(evidence: Evidence) -> Diagnosis:
+    denials = [found_denial for line in evidence.lines if (found_denial := denied(line))]
+    if not denials:
+        raise ValueError("no denial on this line")
+    collectors = ", ".join(dict.fromkeys(collector for collector, _path in denials))
+    return found(evidence, Cause.node_exporter_kernel_file_denied,
+                 f"node-exporter's {collectors} collector{'s' if ',' in collectors else ''} may not read the kernel's "
+                 f"{', '.join(dict.fromkeys(path for _collector, path in denials))}: readable by root only here, and "
+                 "node-exporter runs as another user; the other collectors keep working",
+                 Fix(denied_fix(denials)), severity=Severity.advisory, collectors=collectors)
+
+
 SIGNATURES: tuple[Signature, ...] = (
     signature(Cause.apparmor_ptrace_denied, r"apparmor=\"DENIED\" operation=\"ptrace\"", _ptrace_denied, ADVISORY),
     signature(Cause.systemd_private_socket_refused, _PRIVATE_SOCKET, _private_socket_refused, ADVISORY),
+    signature(Cause.node_exporter_kernel_file_denied, unnamed(DENIED), _kernel_file_denied, ADVISORY),
 )

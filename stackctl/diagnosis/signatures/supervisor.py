@@ -1,7 +1,9 @@
 """supervisord, which runs the native stack's processes: a program that exits when it should run
-(and after its retries, the supervisor giving up on it; at once with status 127, by what its own log
-tells apart: its directory=, its script's interpreter or line endings, a command not found), a command
-that is not there (or a script whose #! interpreter is not), a program it cannot spawn (its working
+(and after its retries, the supervisor giving up on it, "Exited too quickly": read by what the log shows of
+it, a command that goes to the background or an exit status, else the usual causes in order, supervisor_exits;
+at once with status 127, by what its own log tells apart: its directory=, its script's interpreter or line
+endings, a command not found), a command that is not there (by name alone: not on supervisord's PATH,
+supervisor_commands; or a script whose #! interpreter is not), a program it cannot spawn (its working
 directory, its executable, its user), the socket of its HTTP server refused,
 supervisorctl finding no supervisord (at its socket or its http:// serverurl) or another HTTP server
 or supervisord there (its XML-RPC refused: 404, 401), a second supervisord refused the port or
@@ -13,6 +15,13 @@ import re
 
 from stackctl.diagnosis.evidence import Evidence
 from stackctl.diagnosis.signature import ADVISORY, CONSEQUENCE, Signature, found, signature, unnamed
+from stackctl.diagnosis.supervisor_commands import bare_command, not_on_path_fix
+from stackctl.diagnosis.supervisor_exits import (
+    EXITED_TOO_QUICKLY,
+    background_option,
+    daemonizing_fix,
+    exited_quickly_fix,
+)
 from stackctl.diagnosis.supervisor_logs import (
     DISPATCHERS,
     OPEN_REFUSED,
@@ -34,7 +43,7 @@ _MISSING = re.compile(r"can't find command '(?P<command>[^']+)'|couldn't exec (?
 def _supervisor_gave_up(evidence: Evidence) -> Diagnosis:
     gave = evidence.read(_GAVE_UP)
     program = gave.get("program") or gave.get("status") or evidence.read(_EXIT).get("program", "")
-    gave_up = bool(evidence.read(_GAVE_UP))
+    gave_up = bool(evidence.read(_GAVE_UP)) or bool(EXITED_TOO_QUICKLY.search(evidence.line))
     statuses = [match.group("status") for line in evidence.lines for match in _EXIT.finditer(line)
                 if not program or match.group("program") == program]
     status = statuses[-1] if statuses else None
@@ -46,13 +55,12 @@ def _supervisor_gave_up(evidence: Evidence) -> Diagnosis:
     shown = f" (exit status {status})" if status else ""
     what = (f"supervisord gave up on {program or 'a program'}: it kept exiting right after start{shown}" if gave_up
             else f"{program} exited when it should keep running{shown}")
-    return found(evidence, Cause.supervisor_gave_up, what,
-                 Fix((f"the program's own log says why: `stackctl logs {program} --explain`" if program else
-                      "`stackctl status` names the program that stopped, and its own log says why (`stackctl logs` "
-                      "with its name and --explain)") + "; fix that and "
-                     "`stackctl up` (supervisord restarts it). A program under supervisord must run in the foreground "
-                     "(a command that forks into a daemon and exits, or ends in `&`, counts as exited) and stay up "
-                     "for startsecs (stackctl's programs: 1 s)"),
+    option = background_option(evidence.lines)
+    if option:
+        return found(evidence, Cause.supervisor_gave_up, f"{what}: its command sends it to the background",
+                     Fix(daemonizing_fix(program, option)), **({"program": program} if program else {}),
+                     **({"exit_status": int(status)} if status else {}), background=option)
+    return found(evidence, Cause.supervisor_gave_up, what, Fix(exited_quickly_fix(program, status)),
                  **({"program": program} if program else {}), **({"exit_status": int(status)} if status else {}))
 
 
@@ -71,6 +79,10 @@ def _supervisor_command_missing(evidence: Evidence) -> Diagnosis:
                          f"`dos2unix {command}` (or `sed -i 's/\\r$//' {command}`), then `supervisorctl restart` it. A binary "
                          "that is not found this way lacks its loader (a glibc build on Alpine's musl)"),
                      command=command)
+    if command and bare_command(evidence.text) == command:
+        return found(evidence, Cause.supervisor_command_missing,
+                     f"supervisord cannot find the command {command} on its PATH",
+                     Fix(not_on_path_fix(command)), command=command)
     return found(evidence, Cause.supervisor_command_missing,
                  f"supervisord cannot find the command {command or 'of a program'}",
                  Fix("install what the program runs: for vLLM the engine venv (`stackctl install-engine`; "
@@ -289,8 +301,9 @@ SIGNATURES: tuple[Signature, ...] = (
               _supervisor_spawn_failed),
     signature(Cause.supervisor_command_missing, r"can't find command '|couldn't exec \S+: ENOENT",
               _supervisor_command_missing),
-    signature(Cause.supervisor_gave_up, r"gave up: [\w.-]+ entered FATAL state|\bFATAL\s+Exited too quickly",
-              _supervisor_gave_up, CONSEQUENCE),
+    # supervisord's own record, and the state supervisorctl shows (with its FATAL column, or the description alone).
+    signature(Cause.supervisor_gave_up, r"gave up: [\w.-]+ entered FATAL state|\bFATAL\s+Exited too quickly"
+              r"|Exited too quickly \(process log may have details", _supervisor_gave_up, CONSEQUENCE),
     signature(Cause.supervisor_not_running, r"unix://\S+\.sock no such file|unix://\S+\.sock refused connection"
               r"|https?://[\w.-]+:\d+ refused connection"
               # supervisorctl's unhandled socket error: Python 2's socket.error, Python 3's OSError subclasses.

@@ -1,6 +1,7 @@
 """nginx and certbot: a certificate nginx cannot load (missing, there but unreadable by its user, there
 but not PEM, or one its key does not match), two server blocks claiming one listen socket, an upstream
-(the filter-proxy) down, slow, unknown or sending headers over nginx's buffer, a request body over
+(the filter-proxy) down, slow, unknown (a container's name, or a domain name: nginx_upstream_names) or sending
+headers over nginx's buffer, a request body over
 nginx's limit, and the ACME challenges certbot
 cannot complete (port 80, or 443 for the old tls-sni challenge, taken; rate limited; what the CA
 says about fetching the challenge is acme_challenges')."""
@@ -10,6 +11,7 @@ from __future__ import annotations
 import re
 
 from stackctl.diagnosis.evidence import Evidence
+from stackctl.diagnosis.nginx_upstream_names import domain_fix, domain_name, unknown_upstream
 from stackctl.diagnosis.signature import CONSEQUENCE, Signature, found, signature
 from stackctl.diagnosis.stack_keys import nginx_port_key
 from stackctl.diagnosis.verdict import Cause, Diagnosis, Fix, Severity
@@ -205,6 +207,12 @@ def _nginx_body_too_large(evidence: Evidence) -> Diagnosis:
 
 def _nginx_upstream_host_unknown(evidence: Evidence) -> Diagnosis:
     host = evidence.read(re.compile(r"host not found in upstream \"(?P<host>[^\"]+)\"")).get("host", "")
+    domain = domain_name(unknown_upstream(evidence.text) or "")
+    if domain:
+        upstream = unknown_upstream(evidence.text) or domain
+        return found(evidence, Cause.nginx_upstream_host_unknown,
+                     f"nginx cannot resolve its upstream {upstream}, a domain name, so it does not start",
+                     Fix(domain_fix(domain, upstream), key="hosts"), upstream=upstream)
     name = host.rsplit(":", 1)[0] if host.rsplit(":", 1)[-1].isdigit() else host
     return found(evidence, Cause.nginx_upstream_host_unknown,
                  f"nginx cannot resolve its upstream {host}, so it does not start",

@@ -97,7 +97,10 @@ def test_an_exec_that_finds_no_interpreter_names_the_scripts_first_line_and_its_
     diagnosis = diagnosed(["supervisor: couldn't exec /tmp/sv/crlf.sh: ENOENT", _NOT_SPAWNED], "supervisord")
     assert diagnosis.cause is Cause.supervisor_command_missing
     assert "`dos2unix /tmp/sv/crlf.sh`" in diagnosis.fix.text and "`#!` line" in diagnosis.fix.text
-    # A command supervisord finds nowhere keeps its install fix (supervisor#748).
+    # A command supervisord finds nowhere is no interpreter: by name alone it is one not on supervisord's PATH
+    # (supervisor#748: the maintainer's fix, its full path or the directory on that PATH), by full path one to install.
     missing = diagnosed(["FATAL  can't find command 'ssserver'"], "supervisord")
     assert missing.cause is Cause.supervisor_command_missing and "dos2unix" not in missing.fix.text
-    assert "install what the program runs" in missing.fix.text
+    assert "full path" in missing.fix.text and "environment=PATH=" in missing.fix.text
+    absent = diagnosed(["app   FATAL     can't find command '/home/MY_USER/site/venv/bin/gunicorn'"], "supervisord")
+    assert absent.cause is Cause.supervisor_command_missing and "install what the program runs" in absent.fix.text

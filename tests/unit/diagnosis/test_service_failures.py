@@ -124,6 +124,10 @@ BY_CLASS: dict[Cause, Expect] = {
     C.nvidia_driver_rpc_timeout: Expect(says=("nvidia-persistenced", "nvidia-smi -pm 1")),
     C.grafana_datasource_variable_unresolved: Expect(severity=ADVISORY, says=("stackctl-prometheus",
                                                                               "\"type\": \"datasource\"")),
+    C.node_exporter_kernel_file_denied: Expect(severity=ADVISORY, says=("User=root", "AmbientCapabilities=CAP_DAC_READ_SEARCH",
+                                                                        "--no-collector.", "chown or chmod does not apply")),
+    C.web_config_field_unknown: Expect(says=("tls_server_config", "promtool check web-config")),
+    C.client_request_body_refused: Expect(env="CLAUDE_CODE_SIMPLE", says=("claude --bare", "CLAUDE_CODE_SIMPLE=1")),
     C.docker_kernel_module_missing: Expect(says=("sudo modprobe", "modules-load.d")),
     C.nvidia_cdi_hook_missing: Expect(says=("nvidia-cdi-hook", "nvidia-ctk cdi generate")),
     C.nvidia_toolkit_imex_channel: Expect(says=("1.17.3 or later", "1.16.2")),
@@ -135,7 +139,9 @@ BY_CLASS: dict[Cause, Expect] = {
     C.client_base_url: Expect("ports.proxy", says=("ANTHROPIC_BASE_URL", "stackctl connect")),
     C.tool_choice_without_tools: Expect(severity=ADVISORY, says=("tool_choice", "drop_params")),
     C.supervisor_gave_up: Expect(says=("--explain",)),
-    C.supervisor_command_missing: Expect(says=("stackctl install-engine",)),
+    # A command by name alone is looked up on supervisord's own PATH (supervisor#748, #847); a full path that is
+    # not there keeps the install fix (code_snippets#82).
+    C.supervisor_command_missing: Expect(says=("full path", "environment=PATH=", "4.0.0")),
     # Round 5's misses, each built from other reports of the same cause.
     C.certbot_port_80_busy: Expect("ports.{port}", says=("--standalone", "--webroot")),
     C.nginx_duplicate_listen: Expect("ports.{port}", says=("listen", "nginx -t")),
@@ -276,6 +282,7 @@ BY_CLASS: dict[Cause, Expect] = {
 # A request whose output budget alone is past the model's limit: the fix is the client's cap, not a
 # shorter conversation (the class's other fix).
 SAYS: dict[str, tuple[str, ...]] = {
+    "supervisor_command_missing__code-snippets-issue-82": ("stackctl install-engine",),
     "docker_registry_certificate_untrusted__moby-issue-20912": ("TLS-intercepting proxy", "Docker Desktop"),
     "docker_registry_certificate_untrusted__docker-registry-issue-1008": (
         "private registry", "/etc/docker/certs.d/ec2-52-17-207-222.eu-west-1.compute.amazonaws.com:443/ca.crt",
@@ -536,7 +543,10 @@ ROUND_LABELS = {"cuda_graph_capture_regression": "cuda_graph_capture_failed",
                 "prometheus_reload_lifecycle_api_disabled": "prometheus_lifecycle_disabled",
                 "vllm_error_803_ldcache_nvidia_runtime_driver_mismatch": "cuda_driver_combination",
                 "toolkit_driver_rpc_timeout_without_persistence_mode": "nvidia_driver_rpc_timeout",
-                "grafana_provisioned_dashboard_datasource_template_variable": "grafana_datasource_variable_unresolved"}
+                "grafana_provisioned_dashboard_datasource_template_variable": "grafana_datasource_variable_unresolved",
+                "node-exporter_collectors_denied_nonroot_user": "node_exporter_kernel_file_denied",
+                "node-exporter_web_config_yaml_indentation": "web_config_field_unknown",
+                "filter-proxy_claude_code_400_body_invalid_plugins": "client_request_body_refused"}
 
 
 def test_every_class_is_built_from_several_reports():
