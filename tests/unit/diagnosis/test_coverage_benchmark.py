@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.unit.diagnosis.real_logs import HELDOUT_ROUNDS
+
 _ROOT = Path(__file__).resolve().parents[3]
 
 
@@ -37,6 +39,6 @@ def test_fallback_alone_prints_odd_even_and_all_rounds_and_lists_only_odd_misses
     assert int(odd[1]) + int(even[1]) == int(together[1]) and int(odd[2]) + int(even[2]) == int(together[2])
     misses = re.findall(r"^  fallback-alone miss: (\S+):", done.stdout, re.MULTILINE)
     assert len(misses) == int(odd[2]) - int(odd[1])
-    odd_names = {path.stem for number in range(1, 37, 2)
-                 for path in (_ROOT / f"tests/data/heldout_round{number}").glob("*.log")}
+    odd_names = {path.stem for directory in HELDOUT_ROUNDS if int(directory.name.removeprefix("heldout_round")) % 2
+                 for path in directory.glob("*.log")}
     assert set(misses) <= odd_names
