@@ -289,6 +289,11 @@ class Cause(str, Enum):
     cuda_driver_combination = "cuda-driver-combination"
     nvidia_driver_rpc_timeout = "nvidia-driver-rpc-timeout"
     grafana_datasource_variable_unresolved = "grafana-datasource-variable-unresolved"
+    # Round 38's misses, built by cause.
+    docker_host_network_ports = "docker-host-network-ports"
+    grafana_provisioning_stale_row = "grafana-provisioning-stale-row"
+    nginx_upstream_closed = "nginx-upstream-closed"
+    nginx_server_names_hash = "nginx-server-names-hash"
     # no signature knows it: the decisive error line and the remedy the log names (fallback.py)
     unrecognised = "unrecognised"
 
