@@ -173,7 +173,7 @@ def classes_stated(line: str, traceback: Sequence[str] = ()) -> list[StatedCause
             *_supervisor_user(line), *_nginx_tls_file(line), *_grafana_provisioning(line), *_upstream_tls(line),
             *_prometheus_query(line), *_driver_handoff(line), *_grafana_datasource(line), *_supervisor_exit(line),
             *_supervisor_command(line), *_kernel_file(line), *_web_config(line), *_port_reservation(line, traceback),
-            *_upstream_domain(line), *_request_body(line)]
+            *_upstream_domain(line), *_request_body(line), *_round38_classes(line)]
 
 
 def _supervisor_exit(line: str) -> list[StatedCause]:
@@ -434,3 +434,69 @@ def _illegal_access(line: str) -> list[StatedCause]:
         return []
     return [StatedCause("CUDA illegal memory access", illegal_access_fix(under_graphs=False), key="vllm.extra_args",
                         flag="--compilation-config")]
+
+
+# --- Round 38's misses, built by cause: the readers their signatures share ----------------------------------------
+# - a container on host networking that publishes ports ('"host" network_mode is incompatible with port_bindings',
+#   "Published ports are discarded when using host network mode"): compose_host_ports;
+# - a stale row of Grafana's dashboard_provisioning table ('failed to save dashboard ... error="Dashboard not
+#   found"'): grafana_provisioning_rows; grafana-cli's plugin the catalogue lacks ("Error: ✗ Plugin not found
+#   (Grafana v8.3.5 ...)"): grafana_plugin_catalogue;
+# - nginx's upstream closing early ("upstream prematurely closed connection while ..."): nginx_upstream_closed; its
+#   server-name hash that does not fit ("could not build server_names_hash, you should increase
+#   server_names_hash_bucket_size: 32"): nginx_name_hash.
+
+from stackctl.diagnosis.compose_host_ports import (
+    REFUSED,
+    host_ports,
+    host_ports_fix,
+    services_named,
+)
+from stackctl.diagnosis.grafana_plugin_catalogue import not_in_catalogue, not_in_catalogue_fix
+from stackctl.diagnosis.grafana_provisioning_rows import (
+    provider_named,
+    provisioned_file,
+    stale_row,
+    stale_row_fix,
+)
+from stackctl.diagnosis.nginx_name_hash import hash_fix, hash_too_small
+from stackctl.diagnosis.nginx_upstream_closed import closed, closed_fix, upstream_address
+
+
+def _round38_classes(line: str) -> list[StatedCause]:
+    return [*_host_network_ports(line), *_grafana_stale_row(line),
+            *_grafana_plugin_catalogue(line), *_nginx_upstream_closed(line), *_nginx_name_hash(line)]
+
+
+def _host_network_ports(line: str) -> list[StatedCause]:
+    if host_ports(line) is None:
+        return []
+    return [StatedCause("host network with ports", host_ports_fix(services_named([line]), bool(REFUSED.search(line))))]
+
+
+def _grafana_stale_row(line: str) -> list[StatedCause]:
+    match = stale_row(line)
+    if match is None:
+        return []
+    return [StatedCause("stale dashboard_provisioning row", stale_row_fix(match, provisioned_file([line], 0),
+                                                                          provider_named(line)))]
+
+
+def _grafana_plugin_catalogue(line: str) -> list[StatedCause]:
+    match = not_in_catalogue(line)
+    if match is None:
+        return []
+    return [StatedCause("plugin not in grafana.com's catalogue", not_in_catalogue_fix(match["version"]),
+                        env="GF_INSTALL_PLUGINS")]
+
+
+def _nginx_upstream_closed(line: str) -> list[StatedCause]:
+    match = closed(line)
+    if match is None:
+        return []
+    return [StatedCause(f"upstream closed early: {upstream_address(match) or 'unnamed'}", closed_fix(match, {}))]
+
+
+def _nginx_name_hash(line: str) -> list[StatedCause]:
+    match = hash_too_small(line)
+    return [] if match is None else [StatedCause("server_names_hash too small", hash_fix(match))]

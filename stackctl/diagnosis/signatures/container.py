@@ -11,6 +11,7 @@ import re
 
 from packaging.version import InvalidVersion, Version
 
+from stackctl.diagnosis.docker_disk import TAR_FILE_FULL, docker_disk_fix, writing_what
 from stackctl.diagnosis.evidence import Evidence
 from stackctl.diagnosis.iptables_tables import TABLE_MISSING
 from stackctl.diagnosis.signature import (
@@ -299,10 +300,8 @@ def _docker_not_running(evidence: Evidence) -> Diagnosis:
 
 def _docker_disk_full(evidence: Evidence) -> Diagnosis:
     return found(evidence, Cause.docker_disk_full,
-                 "Docker ran out of disk unpacking an image (its data root, /var/lib/docker by default)",
-                 Fix("free space where Docker keeps images (`docker system df`; `docker image prune` removes unused "
-                     "ones) or move Docker's data-root to a larger disk (/etc/docker/daemon.json), then `stackctl up`; "
-                     "the NGC vLLM image needs about 20 GB"))
+                 f"Docker ran out of disk {writing_what(evidence.line)} (its data root, /var/lib/docker by default)",
+                 Fix(docker_disk_fix()))
 
 
 # Docker 28 builds its bridge rules on ipsets: the kernel needs ip_set, ip_set_hash_net and xt_set
@@ -423,7 +422,7 @@ SIGNATURES: tuple[Signature, ...] = (
               r"Cannot connect to the Docker daemon at|Couldn't connect to Docker daemon|Is the docker daemon running",
               _docker_not_running),
     signature(Cause.docker_disk_full, r"failed to register layer.*no space left on device|write /var/lib/docker/\S+: "
-              r"no space left|ApplyLayer exit status 1.*no space left", _docker_disk_full),
+              r"no space left|ApplyLayer exit status 1.*no space left|" + TAR_FILE_FULL.pattern, _docker_disk_full),
     signature(Cause.docker_kernel_module_missing,
               r"failed to register \"bridge\" driver: (?:.*(?:missing kernel module|modprobe: FATAL: Module \w+ not "
               r"found|kernel modules .* are required)|invalid argument\s*$)", _docker_kernel_module_missing),

@@ -1118,3 +1118,45 @@ def test_round_22_classes_read_the_runtimes_error_and_leave_neighbours_alone():
     jetson = diagnose_log(["nvidia-container-cli: mount error: stat failed: /dev/nvidiactl: no such file or directory"],
                           docker)
     assert jetson.cause is not C.libnvidia_container_outdated
+
+
+# Round 38's misses, built by cause, in one block: the tables above are read when the tests run.
+BY_CLASS.update({
+    C.docker_host_network_ports: Expect(says=("ports section", "network_mode: host", "ports.* sets")),
+    C.grafana_provisioning_stale_row: Expect(severity=ADVISORY, says=("dashboard_provisioning", "sqlite3",
+                                                                      "fresh grafana.db")),
+    C.nginx_upstream_closed: Expect(severity=ADVISORY, says=("its own log", "$http_connection", "keepalive")),
+    C.nginx_server_names_hash: Expect(says=("server_names_hash_bucket_size", "http block")),
+    # Read with no stack.yaml: nginx's own port key.
+    C.port_in_use: Expect("ports.http", says=("nginx is already running", "sudo nginx -s stop", "systemctl stop nginx")),
+})
+ROUND_LABELS.update({
+    "docker_host_network_with_port_mappings": "docker_host_network_ports",
+    "docker_vm_virtual_disk_full": "docker_disk_full",
+    "grafana_stale_provisioning_row": "grafana_provisioning_stale_row",
+    "grafana_startup_plugin_install_missing": "grafana_plugin_install_failed",
+    "nginx_forced_upgrade_connection_header": "nginx_upstream_closed",
+    "nginx_server_names_bucket_too_small": "nginx_server_names_hash",
+    "nginx_started_twice_ports_held_by_itself": "port_in_use",
+})
+# Compose v2 starts the container and drops the ports: a warning.
+SEVERITIES["docker_host_network_ports__springboot-monitoring-demo-issue-2"] = ADVISORY
+# grafana-cli's refusal before Grafana 12: the list is GF_INSTALL_PLUGINS, not Grafana 12's preinstall.
+ENVS["grafana_plugin_install_failed__grafana-issue-28732"] = "GF_INSTALL_PLUGINS"
+SAYS.update({
+    "grafana_plugin_install_failed__grafana-issue-28732": ("remove the plugin from GF_INSTALL_PLUGINS", "plugin id"),
+    "docker_disk_full__docker-for-win-issue-1042": ("virtual disk", "Disk image size", "docker-machine"),
+    "nginx_server_names_hash__data.gov-issue-423": ("server_names_hash_max_size 1024;",
+                                                    "server_names_hash_bucket_size 128;"),
+})
+VALUES.update({
+    "docker_host_network_ports__playground-issue-53": {"services": "boots"},
+    "docker_host_network_ports__springboot-monitoring-demo-issue-2": {"services": "prometheus, grafana"},
+    "grafana_provisioning_stale_row__grafana-issue-31147": {
+        "file": "/etc/grafana/provisioning/dashboards/Monitoring Infra - Dashboard/GrafanaServersPerformance.json",
+        "provider": "dashboards"},
+    "nginx_server_names_hash__mailcow-dockerized-issue-472": {"bucket": 32, "suggested": 64},
+    "nginx_server_names_hash__prometheus-boshrelease-pr-327": {"bucket": 64, "suggested": 128},
+    "nginx_upstream_closed__v2ray-web-manager-issue-86": {"upstream": "http://127.0.0.1:xxxx"},
+    "port_in_use__boa-issue-1780": {"port": 443, "ports": "80, 443"},
+})
