@@ -312,7 +312,7 @@ held-out set of real failure logs collected from other public reports and never 
   the shape of Claude Code's request body (`claude --bare`, CLAUDE_CODE_SIMPLE=1), built from other reports where
   found (vLLM's reservation, nginx's domain name and the daemonizing program have only round 37's log and the own
   set so far): own set then 1490/1490).
-- held-out: tests/data/heldout_failures, round 38: 11 logs from 11 other reports (GitHub issues and
+  and tests/data/heldout_round38 (11 logs from 11 other reports (GitHub issues and
   pull requests: nginx 4, Grafana 3, Docker 2, certbot, a client of the endpoint), sampled as
   round 37 was, from a second fixed list of 40 symptoms (the first unused report of each in search
   order; 14 found for 14 of the 40), collected while round 37's classes were being built, by a
@@ -320,7 +320,19 @@ held-out set of real failure logs collected from other public reports and never 
   doubtful reports dropped first (a reporter unsure of the fix, a fix that was another gateway's
   code change, an installer's workaround); measured once: 4/11 = 36.4% (own set then 1475/1475).
   Rounds 16 to 38 together: 80/211 = 37.9%; rounds 20 to 38: 53/161 = 32.9%; rounds 37 and 38,
-  the two sampled from symptom lists: 6/21 = 28.6%. Each file's `# fix:` header lists what a right fix names (`key=`, `flag=`, `env=`:
+  the two sampled from symptom lists: 6/21 = 28.6%; its misses led to Compose services on host networking that publish ports (remove
+  `ports:`; stackctl publishes none), Docker's own disk filling while it writes a build's files (its
+  data root, or Docker Desktop's and docker-machine's virtual disk; not hf_cache), a stale row of
+  Grafana's dashboard_provisioning table, a plugin in GF_INSTALL_PLUGINS the catalogue lacks for that
+  Grafana, nginx's upstream closing early (its causes in order, a Connection: upgrade forced on every
+  request among them: $http_connection), a server_names_hash that needs the next bucket size (64 for
+  32, in the http block) and an nginx already running when several of its ports are refused at once
+  (nginx -s stop, or a reload), built from other reports where found (the stale row and the forced
+  upgrade have round 38's log and one other report so far): own set then 1498/1498, 1513/1513 with
+  round 37's classes).
+- held-out: tests/data/heldout_failures, the next round: logs from other reports, collected after
+  the round before was built from, by a collector who saw neither the signatures nor that work;
+  measured once. Each file's `# fix:` header lists what a right fix names (`key=`, `flag=`, `env=`:
   that field of the fix; `text=`: words in the fix sentence); any one suffices. The class in the
   file name is only a label: a fix reached by another class, or by the fallback reading the remedy
   the log names, counts the same.
