@@ -173,7 +173,7 @@ def classes_stated(line: str, traceback: Sequence[str] = ()) -> list[StatedCause
             *_supervisor_user(line), *_nginx_tls_file(line), *_grafana_provisioning(line), *_upstream_tls(line),
             *_prometheus_query(line), *_driver_handoff(line), *_grafana_datasource(line), *_supervisor_exit(line),
             *_supervisor_command(line), *_kernel_file(line), *_web_config(line), *_port_reservation(line, traceback),
-            *_upstream_domain(line), *_request_body(line)]
+            *_upstream_domain(line), *_request_body(line), *round39_stated(line, traceback)]
 
 
 def _supervisor_exit(line: str) -> list[StatedCause]:
@@ -434,3 +434,9 @@ def _illegal_access(line: str) -> list[StatedCause]:
         return []
     return [StatedCause("CUDA illegal memory access", illegal_access_fix(under_graphs=False), key="vllm.extra_args",
                         flag="--compilation-config")]
+
+
+# Round 39's readers (one block at the end, for merges): Let's Encrypt's limits by their words, tls-sni-01's port,
+# a model server still loading, DCGM's host engine, Grafana's Bad Gateway, nginx's duplicate upstream and a
+# certificate path outside the container's mount (stated_round39).
+from stackctl.diagnosis.stated_round39 import round39_stated
