@@ -272,7 +272,9 @@ def _exhausted_placement(remedy: Remedy, service: str) -> Placement | None:
             return Placement(None, text + "; Docker Hub counts anonymous pulls per address: `docker login` raises "
                                           "the limit")
         if service == "certbot":
-            return Placement("letsencrypt_dir", text + "; Let's Encrypt's limits reset within a week: keep "
+            return Placement("letsencrypt_dir", text + "; how long depends on the limit the error names (an hour "
+                                                       "for failed validations, 3 hours for new orders or accounts, "
+                                                       "a week for certificates of the same names): keep "
                                                        "letsencrypt_dir across restarts so certbot reuses the "
                                                        "certificate it has, and try changes with --staging")
         return Placement(None, text)

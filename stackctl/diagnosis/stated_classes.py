@@ -90,6 +90,12 @@ from stackctl.diagnosis.client_certificates import (
 )
 from stackctl.diagnosis.client_names import mismatched_target, name_mismatch_fix
 from stackctl.diagnosis.client_request_bodies import body_fix, refused_body, system_role_fix
+from stackctl.diagnosis.compose_host_ports import (
+    REFUSED,
+    host_ports,
+    host_ports_fix,
+    services_named,
+)
 from stackctl.diagnosis.docker_chains import CHAIN_MISSING, chains_fix, missing_chain
 from stackctl.diagnosis.docker_nftables import (
     chain_exists_fix,
@@ -105,7 +111,14 @@ from stackctl.diagnosis.gpu_driver_handoff import (
     rpc_timeout_fix,
 )
 from stackctl.diagnosis.grafana_datasource_variables import unresolved, unresolved_fix
+from stackctl.diagnosis.grafana_plugin_catalogue import not_in_catalogue, not_in_catalogue_fix
 from stackctl.diagnosis.grafana_provisioning_files import not_provisioning, not_provisioning_fix
+from stackctl.diagnosis.grafana_provisioning_rows import (
+    provider_named,
+    provisioned_file,
+    stale_row,
+    stale_row_fix,
+)
 from stackctl.diagnosis.grafana_signatures import unsigned_fix, unsigned_plugin
 from stackctl.diagnosis.illegal_access import ILLEGAL_ADDRESS, illegal_access_fix
 from stackctl.diagnosis.iptables_tables import (
@@ -119,6 +132,7 @@ from stackctl.diagnosis.nginx_directives import (
     unknown_directive,
     unknown_directive_fix,
 )
+from stackctl.diagnosis.nginx_name_hash import hash_fix, hash_too_small
 from stackctl.diagnosis.nginx_proxy_pass import URI_IN_REGEX, proxy_pass_fix, proxy_pass_place
 from stackctl.diagnosis.nginx_resolver import resolver_fix, resolver_value
 from stackctl.diagnosis.nginx_tls_files import (
@@ -133,6 +147,7 @@ from stackctl.diagnosis.nginx_upstream_access import (
     unknown_variable_fix,
     upstream_denied_fix,
 )
+from stackctl.diagnosis.nginx_upstream_closed import closed, closed_fix, upstream_address
 from stackctl.diagnosis.nginx_upstream_names import domain_fix, domain_name, unknown_upstream
 from stackctl.diagnosis.nginx_upstream_tls import not_tls, not_tls_fix, refused, refused_fix
 from stackctl.diagnosis.node_kernel_files import denied, denied_fix
@@ -147,6 +162,7 @@ from stackctl.diagnosis.prometheus_rules import RULES_FAILED, rules_fix
 from stackctl.diagnosis.registry_certificates import registry_fix, untrusted_registry
 from stackctl.diagnosis.stack_keys import ENVIRONMENT
 from stackctl.diagnosis.stated_cause import StatedCause
+from stackctl.diagnosis.stated_round39 import round39_stated
 from stackctl.diagnosis.supervisor_commands import bare_command, not_on_path_fix
 from stackctl.diagnosis.supervisor_config import config_error, config_fix
 from stackctl.diagnosis.supervisor_exits import EXITED_TOO_QUICKLY, exited_quickly_fix
@@ -173,7 +189,8 @@ def classes_stated(line: str, traceback: Sequence[str] = ()) -> list[StatedCause
             *_supervisor_user(line), *_nginx_tls_file(line), *_grafana_provisioning(line), *_upstream_tls(line),
             *_prometheus_query(line), *_driver_handoff(line), *_grafana_datasource(line), *_supervisor_exit(line),
             *_supervisor_command(line), *_kernel_file(line), *_web_config(line), *_port_reservation(line, traceback),
-            *_upstream_domain(line), *_request_body(line), *_round38_classes(line)]
+            *_upstream_domain(line), *_request_body(line), *_round38_classes(line),
+            *round39_stated(line, traceback)]
 
 
 def _supervisor_exit(line: str) -> list[StatedCause]:
@@ -445,22 +462,6 @@ def _illegal_access(line: str) -> list[StatedCause]:
 # - nginx's upstream closing early ("upstream prematurely closed connection while ..."): nginx_upstream_closed; its
 #   server-name hash that does not fit ("could not build server_names_hash, you should increase
 #   server_names_hash_bucket_size: 32"): nginx_name_hash.
-
-from stackctl.diagnosis.compose_host_ports import (
-    REFUSED,
-    host_ports,
-    host_ports_fix,
-    services_named,
-)
-from stackctl.diagnosis.grafana_plugin_catalogue import not_in_catalogue, not_in_catalogue_fix
-from stackctl.diagnosis.grafana_provisioning_rows import (
-    provider_named,
-    provisioned_file,
-    stale_row,
-    stale_row_fix,
-)
-from stackctl.diagnosis.nginx_name_hash import hash_fix, hash_too_small
-from stackctl.diagnosis.nginx_upstream_closed import closed, closed_fix, upstream_address
 
 
 def _round38_classes(line: str) -> list[StatedCause]:

@@ -300,6 +300,11 @@ class Cause(str, Enum):
     nginx_server_names_hash = "nginx-server-names-hash"
     # no signature knows it: the decisive error line and the remedy the log names (fallback.py)
     unrecognised = "unrecognised"
+    # Round 39's misses, built by cause.
+    entrypoint_not_executable = "entrypoint-not-executable"
+    engine_not_ready = "engine-not-ready"
+    dcgm_hostengine_unreachable = "dcgm-hostengine-unreachable"
+    nginx_duplicate_upstream = "nginx-duplicate-upstream"
 
 
 class Severity(str, Enum):

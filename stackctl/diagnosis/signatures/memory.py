@@ -84,9 +84,15 @@ def _weights_exceed_gpu(evidence: Evidence) -> bool:
 def _sampler_warmup_oom(evidence: Evidence) -> Diagnosis:
     requests = int(evidence.read(re.compile(r"with (?P<n>\d+) dummy requests"))["n"])
     target = max(1, requests // 2)
+    # The flag's own words too (a plain `vllm serve` user sets it there), and below 1: at 1 (or near it) the KV
+    # cache takes what the sampler's warm-up needs.
+    utilization = evidence.settings.gpu_memory_utilization
+    stated = f" (the log says {utilization:g})" if utilization else ""
     return found(evidence, Cause.sampler_warmup_oom,
                  f"the GPU ran out of memory warming up the sampler for {requests} sequences (max_num_seqs)",
-                 Fix(f"set vllm.max_num_seqs to {target} or less (--max-num-seqs), or lower {_UTILIZATION}",
+                 Fix(f"set vllm.max_num_seqs to {target} or less (--max-num-seqs), or lower {_UTILIZATION}: "
+                     f"{_UTILIZATION_FLAG} below 1{stated}, e.g. 0.9, vLLM's default (at 1, or close to it, the KV "
+                     "cache is sized into the memory the sampler's warm-up needs)",
                      key="vllm.max_num_seqs", flag="--max-num-seqs", value=str(target)),
                  max_num_seqs=requests)
 

@@ -10,7 +10,16 @@ from __future__ import annotations
 
 import re
 
+from stackctl.diagnosis.acme_challenge_ports import tls_sni_challenge, tls_sni_fix
+from stackctl.diagnosis.acme_rate_limits import (
+    FAILED_VALIDATIONS,
+    LIMIT_WORDS,
+    failed_validations_fix,
+    limit_wait,
+    rate_limit,
+)
 from stackctl.diagnosis.evidence import Evidence
+from stackctl.diagnosis.nginx_certificate_paths import container_path_fix, mounted_elsewhere
 from stackctl.diagnosis.nginx_upstream_names import domain_fix, domain_name, unknown_upstream
 from stackctl.diagnosis.signature import CONSEQUENCE, Signature, found, signature
 from stackctl.diagnosis.stack_keys import nginx_port_key
@@ -29,6 +38,12 @@ def _nginx_certificate_missing(evidence: Evidence) -> Diagnosis:
     if re.search(_NO_CERTIFICATE_DIRECTIVE, evidence.line):
         return _nginx_certificate_directive_missing(evidence)
     path = evidence.read(_CERTIFICATE).get("path", "")
+    root = mounted_elsewhere(path)
+    if root is not None:
+        return found(evidence, Cause.nginx_certificate_missing,
+                     f"nginx is told to serve TLS with {path}, which is not there where nginx looks (a host path, or "
+                     "a volume mounted elsewhere)", Fix(container_path_fix(path, root), key="letsencrypt_dir"),
+                     certificate=path)
     # certbot's live/NAME/*.pem are links into archive/: a directory copied, restored or partly deleted
     # keeps the name and loses the files, which only a new certificate brings back.
     issued = "/letsencrypt/live/" in path
@@ -245,13 +260,26 @@ def _nginx_no_resolver(evidence: Evidence) -> Diagnosis:
 
 
 def _certbot_rate_limited(evidence: Evidence) -> Diagnosis:
+    """Which limit the refusal names decides how long to wait: an hour for failed validations, hours for
+    orders and accounts, a week for certificates of one name (acme_rate_limits)."""
     retry = evidence.read(re.compile(r"retry after (?P<after>[\d-]+ [\d:]+ UTC)")).get("after")
-    when = f"after {retry}" if retry else "later (Let's Encrypt's limits reset within a week)"
+    limit = rate_limit(" ".join(evidence.lines[max(0, evidence.index - 3):evidence.index + 3]))
+    keep = ("keep the certificates you have (letsencrypt_dir, kept across `stackctl down`) instead of requesting new "
+            "ones")
+    named = {"limit": limit.name} if limit else {}
+    if limit is FAILED_VALIDATIONS:
+        return found(evidence, Cause.certbot_rate_limited,
+                     "Let's Encrypt refused another try for this name: too many of its validations failed in the last "
+                     "hour", Fix(f"{failed_validations_fix()}; {keep}", key="letsencrypt_dir"),
+                     **named, **({"retry_after": retry} if retry else {}))
+    if retry or limit is None or limit.weekly:
+        when = f"after {retry}" if retry else "later (Let's Encrypt's limits reset within a week)"
+        text = f"retry {when}; {keep}, and test against the staging server"
+    else:
+        text = f"{limit_wait(limit)}, then retry; {keep}, and test against the staging server (--staging)"
     return found(evidence, Cause.certbot_rate_limited,
                  "Let's Encrypt refused another certificate for this name: its rate limit is reached",
-                 Fix(f"retry {when}; keep the certificates you have (letsencrypt_dir, kept across `stackctl down`) "
-                     "instead of requesting new ones, and test against the staging server", key="letsencrypt_dir"),
-                 **({"retry_after": retry} if retry else {}))
+                 Fix(text, key="letsencrypt_dir"), **named, **({"retry_after": retry} if retry else {}))
 
 
 _LISTEN = re.compile(r"duplicate listen options for (?P<address>\S+) in (?P<file>[^:\s]+)(?::(?P<line>\d+))?")
@@ -301,15 +329,22 @@ def _nginx_key_mismatch(evidence: Evidence) -> Diagnosis:
                  **({"key_file": path} if path else {}))
 
 
-_BUSY_PORT = re.compile(r"(?:binding to port|bind TCP port|^Port|listening on TCP port) (?P<port>80|443)\b")
+_BUSY_PORT = re.compile(r"(?:(?:binding to port|bind TCP port|^Port|listening on TCP port) |Failed to bind to :)"
+                        r"(?P<port>80|443)\b")
 # certbot before 0.10 names who holds the port: "The program nginx (process ID 32742) is already
 # listening on TCP port 443 ... Please stop the nginx program temporarily".
 _HOLDER = re.compile(r"The program (?P<program>[\w.-]+) \(process ID (?P<pid>\d+)\)")
 
 
 def _certbot_port_80_busy(evidence: Evidence) -> Diagnosis:
-    port = evidence.read(_BUSY_PORT).get("port", "80")
+    # The port on the line, else on the lines the standalone server logged before it (acme.standalone's
+    # "Failed to bind to :443"), else the one the challenge binds.
+    tls_sni = tls_sni_challenge(evidence.lines)
+    port = evidence.read(_BUSY_PORT).get("port") or next(iter(evidence.all_found(_BUSY_PORT, "port")), None) \
+        or ("443" if tls_sni else "80")
     key = nginx_port_key(port)
+    # tls-sni-01 binds 443: the renewal's challenge, not only what holds the port, is the fix.
+    lead = f"{tls_sni_fix()}. As for port 443 itself: " if tls_sni and port == "443" else ""
     holder = evidence.read(_HOLDER)
     program, pid = holder.get("program", ""), holder.get("pid", "")
     challenge = " (the old tls-sni challenge binds port 443)" if port == "443" else ""
@@ -321,7 +356,7 @@ def _certbot_port_80_busy(evidence: Evidence) -> Diagnosis:
         return found(evidence, Cause.certbot_port_80_busy,
                      f"certbot's standalone server could not bind port {port}: {program} (process ID {pid}) already "
                      f"listens there{challenge}",
-                     Fix(f"{program} is not stackctl's nginx, which needs port {port} itself ({key}) to serve the "
+                     Fix(f"{lead}{program} is not stackctl's nginx, which needs port {port} itself ({key}) to serve the "
                          f"certificate challenge: stop {program} and keep it from starting again (`sudo systemctl "
                          f"disable --now {program}`), or move {key} in stack.yaml to a free port; then issue through "
                          f"stackctl's webroot (`stackctl tls issue`) instead of `certbot --standalone`: {webroot}",
@@ -337,7 +372,7 @@ def _certbot_port_80_busy(evidence: Evidence) -> Diagnosis:
                  f"certbot's standalone server could not bind port {port}: {holds} port {port}{challenge}"
                  if program else
                  f"certbot's standalone server could not bind port {port}: {holds} there{challenge}",
-                 Fix(f"don't run `certbot --standalone` (or renew a certificate first issued with it) while nginx holds "
+                 Fix(f"{lead}don't run `certbot --standalone` (or renew a certificate first issued with it) while nginx holds "
                      f"port {port}: {webroot}. Otherwise {stop}; the port is already in use only while it does", key=key,
                      **({"flag": "--webroot"} if program else {})),
                  port=int(port), **({"program": program, "pid": int(pid)} if program else {}))
@@ -385,14 +420,17 @@ SIGNATURES: tuple[Signature, ...] = (
               _nginx_body_too_large),
     signature(Cause.nginx_upstream_host_unknown, r"host not found in upstream", _nginx_upstream_host_unknown),
     signature(Cause.certbot_rate_limited,
-              r"too many certificates (?:\(\d+\) )?already issued|error:rateLimited|rateLimited ::",
+              r"too many certificates (?:\(\d+\) )?already issued|error:rateLimited|rateLimited ::|" + LIMIT_WORDS,
               _certbot_rate_limited),
     signature(Cause.nginx_duplicate_listen, r"duplicate listen options for", _nginx_duplicate_listen),
     signature(Cause.nginx_header_too_big, r"upstream sent too big header", _nginx_header_too_big),
     signature(Cause.nginx_key_mismatch, r"X509_check_private_key:key values mismatch", _nginx_key_mismatch),
     # certbot's standalone plugin in its words: the bind error, or its own port check before binding.
     signature(Cause.certbot_port_80_busy,
-              r"Problem binding to port 80|At least one of the required ports is already taken"
+              r"Problem binding to port (?:80|443)|At least one of the required ports is already taken"
+              # acme's standalone server itself: its bind refused on both address families.
+              r"|acme\.standalone:Failed to bind to :(?:80|443) using|^(?:OSError|socket\.error|error): Could not bind "
+              r"to IPv4 or IPv6"
               r"|Could not bind TCP port (?:80|443) because it is already in use|^Port (?:80|443) is already in use by "
               r"another process|is already listening on TCP port (?:80|443)\b", _certbot_port_80_busy),
     signature(Cause.certbot_nginx_plugin_missing, r"The requested nginx plugin does not appear to be installed",

@@ -233,6 +233,10 @@ def test_the_collection_covers_every_class_with_real_logs():
     # report of a provisioning file of the wrong shape ("cannot unmarshal !!map into []*dashboards.DashboardsAsConfigV0")
     # was found; Grafana's config reader (it tells the two formats apart by apiVersion alone) states the cause.
     one_report |= {Cause.grafana_provisioning_not_provisioning}
+    # Round 39's class whose only real log so far is the round's own (tests/data/heldout_round39): no other public
+    # report of a client refused at a model server's route while it loads, with the fix stated, was found
+    # (vllm#2414 and aibrix#1449 carry such refusals without one).
+    one_report |= {Cause.engine_not_ready}
     assert set(Cause) - covered - request_time - one_report == {Cause.cpu_attention_head_size, Cause.unrecognised}
 
 

@@ -278,6 +278,11 @@ BY_CLASS: dict[Cause, Expect] = {
     C.prometheus_feature_flag_removed: Expect(severity=ADVISORY, says=("remove --enable-feature=",)),
     # Round 10's one-report class, given a second report.
     C.vllm_unauthorized: Expect(env="VLLM_API_KEY", severity=ADVISORY, says=("Authorization: Bearer", "ports.proxy")),
+    # Round 39's misses, built by cause.
+    C.entrypoint_not_executable: Expect(says=("chmod +x", "noexec", "chown does not help")),
+    C.dcgm_hostengine_unreachable: Expect("images.gpu-exporter", says=("nvidia-smi", "systemctl --now enable nvidia-dcgm",
+                                                                       "no NVIDIA GPU")),
+    C.nginx_duplicate_upstream: Expect(says=("rename the upstream", "include the file that defines it once")),
 }
 # A request whose output budget alone is past the model's limit: the fix is the client's cap, not a
 # shorter conversation (the class's other fix).
@@ -546,7 +551,16 @@ ROUND_LABELS = {"cuda_graph_capture_regression": "cuda_graph_capture_failed",
                 "grafana_provisioned_dashboard_datasource_template_variable": "grafana_datasource_variable_unresolved",
                 "node-exporter_collectors_denied_nonroot_user": "node_exporter_kernel_file_denied",
                 "node-exporter_web_config_yaml_indentation": "web_config_field_unknown",
-                "filter-proxy_claude_code_400_body_invalid_plugins": "client_request_body_refused"}
+                "filter-proxy_claude_code_400_body_invalid_plugins": "client_request_body_refused",
+                "certbot_failed_validation_rate_limit_wait": "certbot_rate_limited",
+                "certbot_standalone_renew_tls_sni_port_443": "certbot_port_80_busy",
+                "docker_entrypoint_not_executable_shim_task": "entrypoint_not_executable",
+                "filter-proxy_vllm_not_ready_connection_refused": "engine_not_ready",
+                "gpu-exporter_dcgm_hostengine_no_nvidia_gpu_instance": "dcgm_hostengine_unreachable",
+                "grafana_datasource_bad_gateway_wrong_url": "grafana_datasource_unreachable",
+                "nginx_cert_path_outside_container_mount": "nginx_certificate_missing",
+                "nginx_duplicate_upstream_google_module_name": "nginx_duplicate_upstream",
+                "vllm_sampler_warmup_oom_gpu_util_one": "sampler_warmup_oom"}
 
 
 def test_every_class_is_built_from_several_reports():
