@@ -300,6 +300,10 @@ class Cause(str, Enum):
     nginx_server_names_hash = "nginx-server-names-hash"
     # no signature knows it: the decisive error line and the remedy the log names (fallback.py)
     unrecognised = "unrecognised"
+    # Round 40's misses, built by cause.
+    docker_container_name_conflict = "docker-container-name-conflict"
+    docker_healthcheck_command_missing = "docker-healthcheck-command-missing"
+    prometheus_samples_out_of_bounds = "prometheus-samples-out-of-bounds"
 
 
 class Severity(str, Enum):
