@@ -305,6 +305,10 @@ class Cause(str, Enum):
     engine_not_ready = "engine-not-ready"
     dcgm_hostengine_unreachable = "dcgm-hostengine-unreachable"
     nginx_duplicate_upstream = "nginx-duplicate-upstream"
+    # Round 40's misses, built by cause.
+    docker_container_name_conflict = "docker-container-name-conflict"
+    docker_healthcheck_command_missing = "docker-healthcheck-command-missing"
+    prometheus_samples_out_of_bounds = "prometheus-samples-out-of-bounds"
 
 
 class Severity(str, Enum):

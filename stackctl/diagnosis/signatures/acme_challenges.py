@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from stackctl.diagnosis.acme_dns import NO_ADDRESS, no_address_domain, no_address_fix, no_record_fix
+from stackctl.diagnosis.acme_front_proxies import front_named, front_proxy_fix
 from stackctl.diagnosis.evidence import Evidence
 from stackctl.diagnosis.signature import CONSEQUENCE, Signature, found, signature, unnamed
 from stackctl.diagnosis.verdict import Cause, Diagnosis, Fix
@@ -53,20 +54,26 @@ def _certbot_challenge_wrong_answer(evidence: Evidence) -> Diagnosis:
         return _certbot_challenge_unreachable(evidence)
     domain = _acme_domain(evidence)
     redirected = "; the fetch ended at https://, where a redirect took it" if url.startswith("https://") else ""
+    # A cache or CDN whose own page the CA quotes answered in nginx's place (acme_front_proxies): it leads.
+    front = front_named(evidence.text)
+    nginx = ("the port-80 server for hostname must serve /.well-known/acme-challenge/ from certbot's webroot "
+             "before any redirect: stackctl's rendered site does (its `location /.well-known/acme-challenge/` "
+             "comes before `location / { return 301 https://... }`), but a server-level `return 301` or "
+             "`rewrite` in another server block for the same name (the distribution's default site, a "
+             "site of your own) catches it first when nginx redirects the whole server; remove that block or "
+             "exempt the challenge path from the redirect (`sudo nginx -T` shows every server block; `curl -I "
+             "http://NAME/.well-known/acme-challenge/x` from outside shows where it goes)")
+    text = (f"{front_proxy_fix(front)}. Where nginx itself answers port 80, {nginx}" if front else
+            f"{nginx}. Where {front_proxy_fix(None)}. A page that is not your nginx's (a parking page) may also mean "
+            "hostname's DNS record points elsewhere")
     return found(evidence, Cause.certbot_challenge_wrong_answer,
                  f"Let's Encrypt reached a web server for {domain or 'the hostname'} but it did not answer the HTTP "
                  f"challenge with certbot's token{' (HTTP ' + status + ')' if status else ''}: the challenge path is "
-                 f"redirected or served from elsewhere{redirected}",
-                 Fix("the port-80 server for hostname must serve /.well-known/acme-challenge/ from certbot's webroot "
-                     "before any redirect: stackctl's rendered site does (its `location /.well-known/acme-challenge/` "
-                     "comes before `location / { return 301 https://... }`), but a server-level `return 301` or "
-                     "`rewrite` in another server block for the same name (the distribution's default site, a "
-                     "site of your own) catches it first when nginx redirects the whole server; remove that block or "
-                     "exempt the challenge path from the redirect (`sudo nginx -T` shows every server block; `curl -I "
-                     "http://NAME/.well-known/acme-challenge/x` from outside shows where it goes). A page that is not "
-                     "your nginx's (a parking page, a CDN) means hostname's DNS record points elsewhere; then "
-                     "`stackctl up` again", key="hostname"),
-                 **({"domain": domain} if domain else {}), **({"status": int(status)} if status else {}))
+                 f"redirected or served from elsewhere{redirected}"
+                 + (f" ({front} answered)" if front else ""),
+                 Fix(f"{text}; then `stackctl up` again", key="hostname"),
+                 **({"domain": domain} if domain else {}), **({"status": int(status)} if status else {}),
+                 **({"front": front} if front else {}))
 
 
 def _certbot_challenge_not_this_host(evidence: Evidence) -> Diagnosis:

@@ -23,6 +23,7 @@ from stackctl.diagnosis.nginx_certificate_paths import container_path_fix, mount
 from stackctl.diagnosis.nginx_upstream_names import domain_fix, domain_name, unknown_upstream
 from stackctl.diagnosis.signature import CONSEQUENCE, Signature, found, signature
 from stackctl.diagnosis.stack_keys import nginx_port_key
+from stackctl.diagnosis.upstream_header_buffers import header_buffers_fix, upstream_module
 from stackctl.diagnosis.verdict import Cause, Diagnosis, Fix, Severity
 
 _CERTIFICATE = re.compile(r"(?:cannot load certificate(?: key)? \"|BIO_new_file\(\")(?P<path>[^\"]+)\"")
@@ -302,14 +303,12 @@ def _nginx_duplicate_listen(evidence: Evidence) -> Diagnosis:
 
 
 def _nginx_header_too_big(evidence: Evidence) -> Diagnosis:
+    """The buffer to raise is the one of the upstream's module, read from its scheme (upstream_header_buffers)."""
     upstream = evidence.read(_UPSTREAM).get("upstream", "").strip()
+    module = upstream_module(evidence.line)
     return found(evidence, Cause.nginx_header_too_big,
-                 "the upstream answered with response headers larger than nginx's proxy_buffer_size: the client got "
-                 "502 Bad Gateway", Fix("raise proxy_buffer_size (and proxy_buffers / proxy_busy_buffers_size with it, "
-                                        "e.g. `proxy_buffer_size 32k; proxy_buffers 8 32k; proxy_busy_buffers_size "
-                                        "64k;`) in the location that proxies to the filter-proxy (nginx/stackctl-site."
-                                        "conf.j2), then `stackctl up`; stackctl's own proxy sends small headers, so "
-                                        "also check what upstream it is and what sets its cookies"),
+                 f"the upstream answered with response headers larger than nginx's {module or 'proxy'}_buffer_size: "
+                 "the client got 502 Bad Gateway", Fix(header_buffers_fix(module)),
                  severity=Severity.advisory, **({"upstream": upstream} if upstream else {}))
 
 

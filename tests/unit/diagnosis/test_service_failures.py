@@ -1174,3 +1174,33 @@ VALUES.update({
     "nginx_upstream_closed__v2ray-web-manager-issue-86": {"upstream": "http://127.0.0.1:xxxx"},
     "port_in_use__boa-issue-1780": {"port": 443, "ports": "80, 443"},
 })
+
+
+# Round 40's misses, built by cause, in one block: the tables above are read when the tests run.
+BY_CLASS.update({
+    C.docker_container_name_conflict: Expect(says=("docker rm", "docker container prune", "docker compose down",
+                                                   "`project`")),
+    C.docker_healthcheck_command_missing: Expect(says=("apt-get install -y", "apk add --no-cache", "wget",
+                                                       "stackctl renders no Docker healthcheck")),
+    C.prometheus_samples_out_of_bounds: Expect(severity=ADVISORY, says=("honor_timestamps: false",
+                                                                       "out_of_order_time_window", "outOfOrderTimeWindow",
+                                                                       "timedatectl")),
+})
+ROUND_LABELS.update({
+    "certbot_http01_403_forced_https_redirect_varnish": "certbot_challenge_wrong_answer",
+    "docker_healthcheck_curl_missing_in_image": "docker_healthcheck_command_missing",
+    "nginx_cert_file_trailing_text_wrong_tag": "nginx_certificate_invalid",
+    "nginx_too_big_header_fastcgi_wordpress": "nginx_header_too_big",
+    "prometheus_samples_too_old_exporter_timestamps": "prometheus_samples_out_of_bounds",
+    "prometheus_scrape_config_file_missing_top_key": "prometheus_config_invalid",
+})
+# A FastCGI upstream: its own buffer, not proxy_pass's.
+SAYS["nginx_header_too_big__VVV-pr-135"] = ("fastcgi_buffer_size", "fastcgi_buffers",
+                                                                      "not proxy_buffer_size")
+VALUES.update({
+    "docker_container_name_conflict__vanilla-docker-pr-29": {"name": "database"},
+    "docker_container_name_conflict__docs-pr-17816": {"name": "rest-server", "container": "abc"},
+    "docker_healthcheck_command_missing__allure-docker-service-ui-issue-12": {"command": "curl"},
+    "prometheus_samples_out_of_bounds__ha_cluster_exporter-pr-89": {"job": "cluster", "dropped": 1,
+                                                                    "target": "http://192.168.123.15:9002/metrics"},
+})
