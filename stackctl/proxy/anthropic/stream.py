@@ -81,12 +81,12 @@ class AnthropicStream:
         """Idle clients and proxies drop silent connections during long prefills: after
         `ping_interval_s` without a write, a ping (the message's start first) goes out. A timer,
         not a task of its own: most streams end before it is ever due."""
-        if self._stopped or self.translator.finished:
-            return
+        if self._stopped or self.translator.finished or (self._ping is not None and not self._ping.done()):
+            return  # a ping still being written arms the next one when it is out: one timer at a time
         interval = self.ping_interval_s
         idle = time.monotonic() - self._last_sent
-        if idle < interval or (self._ping is not None and not self._ping.done()):
-            self._pinger = asyncio.get_running_loop().call_later(max(interval - idle, 0.001), self._ping_due)
+        if idle < interval:
+            self._pinger = asyncio.get_running_loop().call_later(interval - idle, self._ping_due)
             return
         self._ping = asyncio.create_task(self._send_ping())
 
