@@ -10,7 +10,8 @@ name the fix of where no signature knows the failure:
   running?", "connect() to unix:/run/php-fpm.sock failed (111: Connection refused)"), or one that
   refuses this user ("connect: permission denied");
 - an image the registry refuses ("pull access denied for IMAGE, repository does not exist",
-  "manifest for IMAGE not found: manifest unknown");
+  "manifest for IMAGE not found: manifest unknown"; a repository without the `latest` tag a pull without one
+  asks for: a version tag, image_tags);
 - what a service needs from the host and does not find: Docker without a GPU device driver ("could not
   select device driver "" with capabilities: [[gpu]]"), nginx's upstream name that does not resolve
   ('host not found in upstream "app"'), a Hugging Face repository that refuses without a token (401,
@@ -37,6 +38,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
+from stackctl.diagnosis.image_tags import latest_missing, no_latest_fix
 from stackctl.diagnosis.inspection import CANNOT_IMPORT, inspection_failed
 from stackctl.diagnosis.signature import CDI_REQUEST, registry_login
 from stackctl.diagnosis.stack_keys import image_service, newer_image
@@ -329,6 +331,10 @@ def _refused_images(line: str, context: DiagnosisContext) -> list[StatedCause]:
     which = (f"set {key} in stack.yaml to an image and tag that exist (or remove it for stackctl's default)" if key
              else "correct it in stack.yaml's images (or the compose file that names it)")
     named = ", ".join(images) or "the image"
+    # An existing repository without the `latest` tag a pull without one asks for (image_tags).
+    untagged = latest_missing(line)
+    if untagged:
+        return [StatedCause(f"image: {named}", no_latest_fix(untagged, key, registry_login([untagged])), key)]
     return [StatedCause(f"image: {named}", (
         f"the registry refuses {named}: no such repository or tag, or a private one. Check the image name and tag "
         f"first: {which}; an image meant to be built on this host (a Compose `build:`) is on no registry: build it "

@@ -64,6 +64,9 @@ log read with signatures that do not apply):
   nginx_upstream_names;
 - an endpoint refusing the shape of Claude Code's request body (a system message inside messages, "Request body
   format invalid"): client_request_bodies;
+- what surrounds a service (stated_surroundings): the DNS-01 challenge answered by another TXT record, a Compose
+  file that does not parse as YAML, Grafana Live refusing a browser's origin, nginx's workers out of connections,
+  node-exporter's textfile collector denied a .prom file, vLLM's NVML module where the line shows it;
 - a script with Windows (CRLF) line endings: its #! interpreter read with the carriage return
   ("/usr/bin/env: 'bash\\r': No such file or directory", "/bin/bash^M: bad interpreter", or the
   message the carriage return folded over: ": No such file or directory").
@@ -163,6 +166,7 @@ from stackctl.diagnosis.registry_certificates import registry_fix, untrusted_reg
 from stackctl.diagnosis.stack_keys import ENVIRONMENT
 from stackctl.diagnosis.stated_cause import StatedCause
 from stackctl.diagnosis.stated_round39 import round39_stated
+from stackctl.diagnosis.stated_surroundings import surroundings_stated
 from stackctl.diagnosis.supervisor_commands import bare_command, not_on_path_fix
 from stackctl.diagnosis.supervisor_config import config_error, config_fix
 from stackctl.diagnosis.supervisor_exits import EXITED_TOO_QUICKLY, exited_quickly_fix
@@ -190,7 +194,7 @@ def classes_stated(line: str, traceback: Sequence[str] = ()) -> list[StatedCause
             *_prometheus_query(line), *_driver_handoff(line), *_grafana_datasource(line), *_supervisor_exit(line),
             *_supervisor_command(line), *_kernel_file(line), *_web_config(line), *_port_reservation(line, traceback),
             *_upstream_domain(line), *_request_body(line), *_round38_classes(line),
-            *round39_stated(line, traceback)]
+            *round39_stated(line, traceback), *surroundings_stated(line, traceback)]
 
 
 def _supervisor_exit(line: str) -> list[StatedCause]:

@@ -309,6 +309,13 @@ class Cause(str, Enum):
     docker_container_name_conflict = "docker-container-name-conflict"
     docker_healthcheck_command_missing = "docker-healthcheck-command-missing"
     prometheus_samples_out_of_bounds = "prometheus-samples-out-of-bounds"
+    # Round 41's misses, built by cause.
+    certbot_dns_txt_mismatch = "certbot-dns-txt-mismatch"
+    compose_file_invalid = "compose-file-invalid"
+    grafana_live_origin_refused = "grafana-live-origin-refused"
+    nginx_worker_connections_exhausted = "nginx-worker-connections-exhausted"
+    node_exporter_textfile_unreadable = "node-exporter-textfile-unreadable"
+    nvml_module_unusable = "nvml-module-unusable"
 
 
 class Severity(str, Enum):

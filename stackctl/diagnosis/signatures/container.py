@@ -13,6 +13,7 @@ from packaging.version import InvalidVersion, Version
 
 from stackctl.diagnosis.docker_disk import TAR_FILE_FULL, docker_disk_fix, writing_what
 from stackctl.diagnosis.evidence import Evidence
+from stackctl.diagnosis.image_tags import latest_missing, no_latest_fix
 from stackctl.diagnosis.iptables_tables import TABLE_MISSING
 from stackctl.diagnosis.signature import (
     CDI_REQUEST,
@@ -277,6 +278,13 @@ def _image_pull_denied(evidence: Evidence) -> Diagnosis:
     unauthenticated = "." in registry and _UNAUTHENTICATED.search(" ".join(evidence.lines))
     text = (f"log in first: {login}; then, if it still refuses, {check}" if unauthenticated
             else f"{check}; a private registry needs {login} first")
+    # An existing repository without the `latest` tag a pull without one asks for (image_tags).
+    untagged = latest_missing(evidence.text)
+    if untagged and not unauthenticated:
+        return found(evidence, Cause.image_pull_denied,
+                     f"Docker cannot pull {untagged}:latest: the repository has no `latest` tag",
+                     Fix(no_latest_fix(untagged, key, registry_login([untagged])), key=key),
+                     image=untagged, tag="latest")
     return found(evidence, Cause.image_pull_denied,
                  f"Docker cannot pull {image or 'the image'}: no such repository or tag, or it needs a login",
                  Fix(text, key=key),

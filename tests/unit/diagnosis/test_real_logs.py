@@ -237,6 +237,12 @@ def test_the_collection_covers_every_class_with_real_logs():
     # report of a client refused at a model server's route while it loads, with the fix stated, was found
     # (vllm#2414 and aibrix#1449 carry such refusals without one).
     one_report |= {Cause.engine_not_ready}
+    # Round 41's classes whose only real log so far is the round's own (tests/data/heldout_round41): no other public
+    # report carrying node-exporter's textfile line with its fix was found (lest/prometheus-rpm#102,
+    # voxpupuli/puppet-prometheus_reporter#8 and prometheus/client_golang#489 state the cause without the line), nor
+    # one with vLLM's NVML module told apart by its log (vllm#12947's and xorbitsai/inference#2825's fix is stated,
+    # their logs are a title and a screenshot).
+    one_report |= {Cause.node_exporter_textfile_unreadable, Cause.nvml_module_unusable}
     assert set(Cause) - covered - request_time - one_report == {Cause.cpu_attention_head_size, Cause.unrecognised}
 
 

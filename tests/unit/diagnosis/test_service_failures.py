@@ -1204,3 +1204,51 @@ VALUES.update({
     "prometheus_samples_out_of_bounds__ha_cluster_exporter-pr-89": {"job": "cluster", "dropped": 1,
                                                                     "target": "http://192.168.123.15:9002/metrics"},
 })
+
+
+# Round 41's misses, built by cause, in one block: the tables above are read when the tests run.
+BY_CLASS.update({
+    C.certbot_dns_txt_mismatch: Expect(says=("dig +short TXT", "wildcard CNAME", "remove the CNAME",
+                                             "port 80 and the hostname's A record play no part")),
+    C.compose_file_invalid: Expect(says=("head -n 5", "<!DOCTYPE html>", "raw.githubusercontent.com",
+                                         "docker compose config")),
+    C.grafana_live_origin_refused: Expect(env="GF_LIVE_ALLOWED_ORIGINS", severity=ADVISORY,
+                                          says=("[live] allowed_origins", "root_url", "GF_SERVER_ROOT_URL")),
+    C.nginx_worker_connections_exhausted: Expect(says=("events { worker_connections 10240; }", "worker_rlimit_nofile",
+                                                       "keepalive_timeout")),
+})
+ROUND_LABELS.update({
+    "certbot_dns01_wildcard_cname_shadows_txt": "certbot_dns_txt_mismatch",
+    "docker_compose_yaml_is_html_page": "compose_file_invalid",
+    "docker_manifest_unknown_no_latest_tag": "image_pull_denied",
+    "grafana_live_ws_origin_443_in_root_url": "grafana_live_origin_refused",
+    "node-exporter_textfile_prom_written_0600_unreadable": "node_exporter_textfile_unreadable",
+    "vllm_failed_to_infer_device_type_pynvml": "nvml_module_unusable",
+})
+# Images a reporter pulled by hand, in no images entry of stack.yaml: the tag goes where the image is named.
+KEYS.update(dict.fromkeys(("image_pull_denied__dockfish-issue-13", "image_pull_denied__docker-credential-helpers-issue-266")))
+SAYS.update({
+    # acme-dns: a TXT record holding the name its CNAME should point to.
+    "certbot_dns_txt_mismatch__acme-dns-certbot-joohoi-issue-22": ("is a host name, not a token",
+                                                                   "remove the TXT record and create the CNAME"),
+    # NAME and *.NAME in one order: both tokens at one name.
+    "certbot_dns_txt_mismatch__certbot-issue-7679": ("both TXT values must be there at once",
+                                                     "beside the first instead of replacing it"),
+    **dict.fromkeys(("image_pull_denied__dockfish-issue-13", "image_pull_denied__docker-credential-helpers-issue-266"),
+                    ("has no `latest` tag", "specific version tag", "docker login")),
+    # The origin is another host than root_url's, not root_url's default port.
+    "grafana_live_origin_refused__grafana-issue-36443": ("allowed_origins = http://nas001.local:3000",
+                                                         "not the address the browser uses"),
+})
+VALUES.update({
+    "certbot_dns_txt_mismatch__acme-dns-certbot-joohoi-issue-22": {"name": "_acme-challenge.subdomain.here",
+                                                                   "value": "hash-hash-hash.auth.acme-dns.io."},
+    "compose_file_invalid__bigbluebutton-exporter-issue-50": {"file": "./docker-compose.yaml", "line": 123,
+                                                              "column": 34},
+    "grafana_live_origin_refused__grafana-issue-36693": {"origin": "http://localhost:3000",
+                                                         "app_url": "http://localhost:10080/"},
+    "image_pull_denied__dockfish-issue-13": {"image": "ivangabriele/dockfish", "tag": "latest"},
+    "nginx_worker_connections_exhausted__bigbluebutton-docker-issue-91": {"connections": 1024,
+                                                                          "during": "connecting to upstream"},
+    "nginx_worker_connections_exhausted__bigbluebutton-issue-11347": {"connections": 768},
+})
