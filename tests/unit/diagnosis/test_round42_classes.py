@@ -12,7 +12,7 @@ import pytest
 
 from stackctl.diagnosis import Cause, Severity
 from stackctl.diagnosis.compose_file_keys import newer_release
-from tests.unit.diagnosis.reading import diagnosed
+from tests.unit.diagnosis.reading import diagnosed, read_by_fallback
 from tests.unit.diagnosis.real_logs import DATA, read_headers
 
 ROUND42 = DATA / "heldout_round42"
@@ -287,3 +287,27 @@ def test_a_local_directory_without_config_keeps_model_not_found():
             "'https://huggingface.co//home/<path-to-bert-model>' for available files.`")
     assert diagnosed([line], "vllm").cause is Cause.model_not_found
 
+
+# --- the fallback's stated classes -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("stem", "service", "said"), [
+    (_SERVFAIL_REDACTED, "certbot", "DS record at the registrar"),
+    (_COMPOSE_NAME, "docker", "Upgrade docker compose to v2.3.3"),
+    (_FILES_FIELD, "prometheus", "file_sd_configs:"),
+    (_WEIGHT_SCALE, "vllm", "Upgrade vLLM"),
+    (_ADAPTER_REPO, "vllm", "--enable-lora"),
+])
+def test_the_fallback_names_the_stated_cause_where_signatures_do_not_apply(stem, service, said):
+    assert said in read_by_fallback(_round42(stem), service).fix.text
+
+
+def test_the_fallback_names_a_missing_platform_on_composes_error_line():
+    line = ("ERROR: Service 'campus-mysql' failed to build: no matching manifest for linux/arm64/v8 in the manifest list "
+            "entries")
+    assert "platform: linux/amd64" in read_by_fallback([line], "docker").fix.text
+
+
+def test_the_fallback_keeps_its_own_readings_of_a_relative_data_path_and_a_refused_port():
+    # Not stated classes: the permission remedy would follow the working directory, and a port's owner needs context.
+    assert "WorkingDirectory" not in read_by_fallback(_round42(_RELATIVE_DATA), "prometheus").fix.text
+    assert "host.docker.internal" not in read_by_fallback(_round42(_OWN_LOOPBACK), "prometheus").fix.text
