@@ -165,6 +165,7 @@ from stackctl.diagnosis.prometheus_rules import RULES_FAILED, rules_fix
 from stackctl.diagnosis.registry_certificates import registry_fix, untrusted_registry
 from stackctl.diagnosis.stack_keys import ENVIRONMENT
 from stackctl.diagnosis.stated_cause import StatedCause
+from stackctl.diagnosis.stated_misfits import misfits_stated
 from stackctl.diagnosis.stated_round39 import round39_stated
 from stackctl.diagnosis.stated_surroundings import surroundings_stated
 from stackctl.diagnosis.supervisor_commands import bare_command, not_on_path_fix
@@ -194,7 +195,8 @@ def classes_stated(line: str, traceback: Sequence[str] = ()) -> list[StatedCause
             *_prometheus_query(line), *_driver_handoff(line), *_grafana_datasource(line), *_supervisor_exit(line),
             *_supervisor_command(line), *_kernel_file(line), *_web_config(line), *_port_reservation(line, traceback),
             *_upstream_domain(line), *_request_body(line), *_round38_classes(line),
-            *round39_stated(line, traceback), *surroundings_stated(line, traceback)]
+            *round39_stated(line, traceback), *surroundings_stated(line, traceback),
+            *misfits_stated(line)]
 
 
 def _supervisor_exit(line: str) -> list[StatedCause]:

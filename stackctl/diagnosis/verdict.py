@@ -298,6 +298,12 @@ class Cause(str, Enum):
     grafana_provisioning_stale_row = "grafana-provisioning-stale-row"
     nginx_upstream_closed = "nginx-upstream-closed"
     nginx_server_names_hash = "nginx-server-names-hash"
+    # Round 42's misses, built by cause.
+    certbot_dns_servfail = "certbot-dns-servfail"
+    compose_key_unknown = "compose-key-unknown"
+    prometheus_scrape_loopback_refused = "prometheus-scrape-loopback-refused"
+    prometheus_data_path_relative = "prometheus-data-path-relative"
+    model_repo_without_config = "model-repo-without-config"
     # no signature knows it: the decisive error line and the remedy the log names (fallback.py)
     unrecognised = "unrecognised"
     # Round 39's misses, built by cause.

@@ -3,18 +3,23 @@
 from stackctl.diagnosis.signature import Signature
 from stackctl.diagnosis.signatures import (
     acme_challenges,
+    acme_dns_failures,
     arguments,
     bound_ports,
     certbot_refusals,
     certificate_encoding,
     chat_requests,
+    checkpoint_keys,
     client_certificates,
     clients,
+    compose_keys,
     compose_yaml,
     connectivity,
     container,
     cuda_faults,
+    data_paths,
     dcgm_hostengine,
+    discovery_fields,
     dns_challenges,
     docker_client,
     docker_network,
@@ -33,9 +38,11 @@ from stackctl.diagnosis.signatures import (
     grafana_provisioning,
     healthchecks,
     host_networking,
+    image_platforms,
     kernel_modules,
     listen_address,
     memory,
+    model_repos,
     model_source,
     monitoring,
     mounts,
@@ -64,6 +71,7 @@ from stackctl.diagnosis.signatures import (
     sample_bounds,
     scrape,
     scrape_files,
+    scrape_loopback,
     service_configs,
     setup_files,
     supervisor,
@@ -161,6 +169,17 @@ SIGNATURES: tuple[Signature, ...] = (
     *worker_connections.SIGNATURES,
     *node_textfiles.SIGNATURES,
     *platform_detection.SIGNATURES,
+    # Built from held-out round 42, last: a SERVFAIL outweighs setup_files' placeholder domain, a discovery field
+    # prometheus_config's invalid file, a relative data path monitoring's storage permission, a Hub repository
+    # without config.json model_source's model-not-found; each builder hands a line it cannot read on.
+    *acme_dns_failures.SIGNATURES,
+    *compose_keys.SIGNATURES,
+    *image_platforms.SIGNATURES,
+    *scrape_loopback.SIGNATURES,
+    *discovery_fields.SIGNATURES,
+    *data_paths.SIGNATURES,
+    *checkpoint_keys.SIGNATURES,
+    *model_repos.SIGNATURES,
 )
 
 __all__ = ["SIGNATURES"]

@@ -52,11 +52,12 @@ def _prometheus_storage_locked(evidence: Evidence) -> Diagnosis:
 def _grafana_admin_password_ignored(evidence: Evidence) -> Diagnosis:
     return found(evidence, Cause.grafana_admin_password_ignored,
                  "a Grafana login was refused: the admin password Grafana checks is the one stored in its database, "
-                 "which GF_SECURITY_ADMIN_PASSWORD sets only on first start",
-                 Fix("Grafana takes GF_SECURITY_ADMIN_PASSWORD (stackctl's GRAFANA_ADMIN_PASSWORD in .env) only on "
-                     "first start, when it creates its database (grafana.db in the grafana-data volume; natively "
-                     "data/grafana); an existing database keeps the password it was created with, so a changed .env "
-                     "is ignored. Log in with the first one, or set the database to .env's: `grafana-cli admin "
+                 "which GF_SECURITY_ADMIN_PASSWORD sets only on the first run (first start)",
+                 Fix("GF_SECURITY_ADMIN_PASSWORD (stackctl's GRAFANA_ADMIN_PASSWORD in .env) sets the initial admin "
+                     "password only on Grafana's first run (first start), when it creates its database (grafana.db in "
+                     "the grafana-data volume; natively data/grafana): the password is set once, and later changes to "
+                     "the variable or .env are ignored, since the existing database keeps the password it was created "
+                     "with. Log in with the first one, or set the database to .env's: `grafana-cli admin "
                      "reset-admin-password NEW_PASSWORD` inside the grafana container (`docker exec -it CONTAINER "
                      "grafana-cli admin reset-admin-password ...`; natively with --homepath /usr/share/grafana and "
                      "cfg:paths.data=data/grafana), or remove the grafana-data volume to start afresh (losing "

@@ -19,7 +19,7 @@ REQUEST_ERRORS = DATA / "vllm_request_errors"
 SERVICE_FAILURES = DATA / "service_failures"
 HELDOUT_FAILURES = DATA / "heldout_failures"
 # Held-out rounds measured once and then built from: now part of the own set.
-HELDOUT_ROUNDS = tuple(DATA / f"heldout_round{number}" for number in range(1, 42))
+HELDOUT_ROUNDS = tuple(DATA / f"heldout_round{number}" for number in range(1, 43))
 SOURCE_PREFIX = "# source: "
 
 

@@ -243,6 +243,11 @@ def test_the_collection_covers_every_class_with_real_logs():
     # one with vLLM's NVML module told apart by its log (vllm#12947's and xorbitsai/inference#2825's fix is stated,
     # their logs are a title and a screenshot).
     one_report |= {Cause.node_exporter_textfile_unreadable, Cause.nvml_module_unusable}
+    # Round 42's: a relative data path (its only real log is the round's own, tests/data/heldout_round42;
+    # alertmanager#1343 and istio-tutorial#50 carry the line without the fix stated), and a Compose key no Compose has
+    # where it stands, the general reading beside a later Compose's key (docker/docs#16129 and #4303 carry the lines,
+    # pinned in test_round42_classes, without a fix their reporters confirmed).
+    one_report |= {Cause.prometheus_data_path_relative, Cause.compose_key_unknown}
     assert set(Cause) - covered - request_time - one_report == {Cause.cpu_attention_head_size, Cause.unrecognised}
 
 

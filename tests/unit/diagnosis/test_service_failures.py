@@ -1252,3 +1252,40 @@ VALUES.update({
                                                                           "during": "connecting to upstream"},
     "nginx_worker_connections_exhausted__bigbluebutton-issue-11347": {"connections": 768},
 })
+# Round 42's misses, built by cause, in one block: the tables above are read when the tests run.
+BY_CLASS.update({
+    C.certbot_dns_servfail: Expect(says=("DNSSEC", "a DS record at the registrar", "dig +cd", "dnsviz.net",
+                                         "registrar's NS records")),
+    C.prometheus_scrape_loopback_refused: Expect(severity=ADVISORY, says=("network_mode: host", "host.docker.internal",
+                                                                          "host-gateway")),
+    C.model_repo_without_config: Expect("vllm.model_path", "--enable-lora", says=("--lora-modules", "base model",
+                                                                                  "merge_and_unload")),
+})
+ROUND_LABELS.update({
+    "certbot_dns01_servfail_broken_dnssec_at_registrar": "certbot_dns_servfail",
+    "docker_compose_top_level_name_old_compose": "compose_too_old",
+    "docker_mysql_image_no_arm64_manifest": "wrong_architecture",
+    "grafana_admin_password_only_on_first_run": "grafana_admin_password_ignored",
+    "prometheus_container_scrapes_own_localhost": "prometheus_scrape_loopback_refused",
+    "prometheus_files_under_static_configs": "prometheus_config_field_misplaced",
+    "prometheus_relative_data_dir_unit_workdir": "prometheus_data_path_relative",
+    "vllm_compressed_weight_scale_keyerror_old_vllm": "engine_too_old_for_model",
+    "vllm_config_json_only_finetuned_files": "model_repo_without_config",
+})
+# A key a later Compose added: the release that added it, not the GPU reservations' 1.28.
+SAYS.update({stem: ("docker compose version", "docker-compose-plugin", "or remove")
+             for stem in ("compose_too_old__langchain-extract-issue-16", "compose_too_old__Zeppelin-issue-409",
+                          "compose_too_old__docker-course-issue-2")})
+# An image without a build for the host, pulled by Docker itself: no stackctl service named, so no images key.
+for _stem in ("wrong_architecture__getting-started-issue-233", "wrong_architecture__mysql-issue-838"):
+    KEYS[_stem] = None
+    SAYS[_stem] = ("uname -m", "platform: linux/amd64", "mariadb", "docker manifest inspect")
+VALUES.update({
+    "certbot_dns_servfail__certbot-route53-issue-4": {"domain": "nginx.remcam.io", "record": "TXT"},
+    "compose_too_old__langchain-extract-issue-16": {"key": "name", "release": "2.3.3"},
+    "compose_too_old__Zeppelin-issue-409": {"key": "name", "where": "root"},
+    "compose_too_old__docker-course-issue-2": {"key": "develop", "release": "2.22.0", "where": "services.web"},
+    "wrong_architecture__mysql-issue-838": {"platform": "linux/arm64/v8"},
+    "prometheus_scrape_loopback_refused__dockprom-issue-173": {"port": 8090, "target": "http://localhost:8090/metrics"},
+    "model_repo_without_config__FastChat-issue-1689": {"model": "project-baize/baize-lora-7B"},
+})
