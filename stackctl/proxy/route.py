@@ -34,7 +34,6 @@ CLIENT_LEFT = 499  # nginx's code for "the client closed the connection first"
 class Exchange:
     """One request as a handler sees it."""
 
-    request: Request
     body: bytes
     timer: RequestTimer  # first_event() and tokens() feed the metrics and the token limit
     headers: Mapping[str, str]  # by lower-case name (http_io.request_headers)
@@ -82,7 +81,7 @@ def wrap(context: ProxyContext, route: RouteSpec) -> Endpoint:
                 body = await read_body(request, context.settings.max_body_bytes)
                 if admission is not None:
                     admission.reserve(len(body))
-            outcome = await route.handler(Exchange(request, body, timer, headers))
+            outcome = await route.handler(Exchange(body, timer, headers))
             if isinstance(outcome, Stream):
                 handed_off = True
                 return ProducerResponse(
